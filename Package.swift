@@ -1,0 +1,121 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Every target is built in Swift 6 mode with strict concurrency; the upcoming
+/// features below are the ones Hummingbird and SwiftNIO already build with.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "davgate",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "davgate", targets: ["davgate"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+    ],
+    targets: [
+        // Layer 0: safe XML on libxml2.
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
+        .target(name: "DAVXML", dependencies: ["CLibXML2"], swiftSettings: swiftSettings),
+
+        // Layer 1: pure WebDAV (RFC 4918) values, parsers and renderers; no I/O.
+        .target(name: "DAVProtocol", dependencies: ["DAVXML"], swiftSettings: swiftSettings),
+
+        // Layer 1': the File Provider analog; knows nothing about HTTP.
+        .target(
+            name: "ProviderCore",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Upstreams",
+            dependencies: [
+                "ProviderCore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Users",
+            dependencies: [
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Layer 2: HTTP. Translates requests into provider calls.
+        .target(
+            name: "DAVServer",
+            dependencies: [
+                "DAVProtocol", "ProviderCore", "Users",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Layer 3: configuration, first-start set-up and the command line.
+        .target(
+            name: "GatewaySetup",
+            dependencies: [
+                "Users",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "davgate",
+            dependencies: [
+                "DAVServer", "Upstreams", "ProviderCore", "GatewaySetup", "Users",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Unit tests, one suite per module.
+        .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"], swiftSettings: swiftSettings),
+        .testTarget(name: "DAVProtocolTests", dependencies: ["DAVProtocol"], swiftSettings: swiftSettings),
+        .testTarget(name: "ProviderCoreTests", dependencies: ["ProviderCore", "Upstreams"], swiftSettings: swiftSettings),
+        .testTarget(name: "UpstreamsTests", dependencies: ["Upstreams", "ProviderCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "UsersTests", dependencies: ["Users"], swiftSettings: swiftSettings),
+        .testTarget(name: "GatewaySetupTests", dependencies: ["GatewaySetup"], swiftSettings: swiftSettings),
+
+        // End to end: the real davgate binary over real TLS, driven by real clients.
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)
