@@ -1,0 +1,136 @@
+import Foundation
+
+/// A normalised item path inside a domain: the request target percent-decoded
+/// exactly once, split into segments, in Unicode NFC.
+///
+/// Clients spell the same name in many ways (lower- or upper-case hex, NFD from
+/// macOS, with or without a trailing slash, as an absolute URL in
+/// `Destination`); a `DAVPath` is the one spelling the server compares. It never
+/// contains `.`/`..` segments, empty segments, `/` or NUL inside a segment.
+public struct DAVPath: Hashable, Sendable, CustomStringConvertible {
+    /// The decoded segments, each in NFC.
+    public let segments: [String]
+
+    /// Creates a path from already decoded segments; each is normalised to NFC.
+    /// Callers pass names, never raw client strings (use ``parse(requestTarget:)``).
+    public init(segments: [String]) {
+        self.segments = segments.map(DAVPath.nfc)
+    }
+
+    private init(normalized: [String]) {
+        self.segments = normalized
+    }
+
+    /// The domain root, `/`.
+    public static let root = DAVPath(normalized: [])
+
+    public var isRoot: Bool { segments.isEmpty }
+
+    /// The containing collection; `nil` for the root.
+    public var parent: DAVPath? {
+        isRoot ? nil : DAVPath(normalized: Array(segments.dropLast()))
+    }
+
+    /// The last segment; `nil` for the root.
+    public var name: String? { segments.last }
+
+    public func appending(_ segment: String) -> DAVPath {
+        DAVPath(normalized: segments + [DAVPath.nfc(segment)])
+    }
+
+    /// Segment-wise prefix test: `/a/b` has prefix `/a` and `/a/b`, not `/a/bc`'s `/a/b`.
+    /// Every path has the root as a prefix.
+    public func hasPrefix(_ other: DAVPath) -> Bool {
+        other.segments.count <= segments.count && zip(other.segments, segments).allSatisfy(==)
+    }
+
+    /// The path without its first `n` segments (used to strip a mount prefix).
+    public func dropFirst(_ n: Int) -> DAVPath {
+        DAVPath(normalized: Array(segments.dropFirst(n)))
+    }
+
+    /// Rebases the path (MOVE/COPY of a collection): `/a/b/c` with `/a` -> `/x`
+    /// becomes `/x/b/c`. A path that does not start with `old` is returned unchanged.
+    public func replacingPrefix(_ old: DAVPath, with new: DAVPath) -> DAVPath {
+        guard hasPrefix(old) else { return self }
+        return DAVPath(normalized: new.segments + segments.dropFirst(old.segments.count))
+    }
+
+    /// The decoded path, `/a/b c`, for logs and messages (never for responses).
+    public var description: String { "/" + segments.joined(separator: "/") }
+
+    /// The href of this item as sent in responses (RFC 4918 section 8.3):
+    /// an absolute path, each segment percent-encoded as UTF-8 with upper-case
+    /// hex (gvfs compares hrefs textually), plus a trailing `/` for a collection.
+    public func href(collection: Bool) -> String {
+        if isRoot { return "/" }
+        var out = ""
+        for segment in segments {
+            out += "/"
+            PercentEncoding.appendEncoded(segment, to: &out)
+        }
+        if collection { out += "/" }
+        return out
+    }
+
+    /// Parses an HTTP request target (RFC 9110 section 7.1, RFC 3986).
+    ///
+    /// Accepts the origin form (`/a/b%20c/`) and the absolute form
+    /// (`https://host:port/a`), strips a query and a fragment, collapses empty
+    /// segments (`//`), decodes `%XX` (either case) exactly once and normalises
+    /// each segment to NFC.
+    /// - Returns: the path and whether the target ended in `/` (the root always does).
+    /// - Throws: ``PathError`` for dot segments, `%00`, `%2F`, bad escapes, invalid
+    ///   UTF-8, or a target that is not absolute.
+    public static func parse(requestTarget: String) throws(PathError) -> (path: DAVPath, trailingSlash: Bool) {
+        var target = Substring(requestTarget)
+        if let cut = target.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            target = target[..<cut]
+        }
+        if !target.hasPrefix("/") {
+            guard let url = AbsoluteURL(target) else { throw .notAbsolute }
+            target = url.path
+        }
+        var segments: [String] = []
+        for raw in target.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            segments.append(try decodeSegment(raw))
+        }
+        return (DAVPath(normalized: segments), target.hasSuffix("/"))
+    }
+
+    private static func decodeSegment(_ raw: Substring.UTF8View.SubSequence) throws(PathError) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(raw.count)
+        var i = raw.startIndex
+        while i != raw.endIndex {
+            let byte = raw[i]
+            if byte == UInt8(ascii: "%") {
+                let h = raw.index(after: i)
+                guard h != raw.endIndex else { throw .badEncoding }
+                let l = raw.index(after: h)
+                guard l != raw.endIndex,
+                      let high = PercentEncoding.hexValue(raw[h]),
+                      let low = PercentEncoding.hexValue(raw[l])
+                else { throw .badEncoding }
+                let decoded = high << 4 | low
+                if decoded == 0 { throw .nulByte }
+                if decoded == UInt8(ascii: "/") { throw .encodedSlash }
+                bytes.append(decoded)
+                i = raw.index(after: l)
+            } else {
+                if byte == 0 { throw .nulByte }
+                bytes.append(byte)
+                i = raw.index(after: i)
+            }
+        }
+        guard let segment = String(validating: bytes, as: UTF8.self) else { throw .invalidUTF8 }
+        if segment == "." || segment == ".." { throw .dotSegment }
+        return nfc(segment)
+    }
+
+    /// NFC (macOS sends NFD, e.g. `u%CC%88` for `ü`). ASCII needs no work.
+    static func nfc(_ s: String) -> String {
+        if s.utf8.allSatisfy({ $0 < 0x80 }) { return s }
+        return s.precomposedStringWithCanonicalMapping
+    }
+}

@@ -1,0 +1,48 @@
+/// Escaping for text and attribute values written into XML responses.
+///
+/// Characters XML 1.0 cannot carry at all (most C0 controls) are dropped rather
+/// than written, so a hostile file name can never make a response unparseable.
+public enum XMLEscaping {
+    /// Escapes character data (`&`, `<`, `>`).
+    public static func text(_ s: String) -> String {
+        escape(s, quotes: false)
+    }
+
+    /// Escapes an attribute value for double-quoted attributes.
+    public static func attribute(_ s: String) -> String {
+        escape(s, quotes: true)
+    }
+
+    private static func escape(_ s: String, quotes: Bool) -> String {
+        if !s.unicodeScalars.contains(where: needsWork) { return s }
+        var out = String()
+        out.reserveCapacity(s.utf8.count + 16)
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"" where quotes: out += "&quot;"
+            case "\r": out += "&#13;"
+            case "\t", "\n": out.unicodeScalars.append(scalar)
+            default:
+                if isAllowed(scalar) { out.unicodeScalars.append(scalar) }
+            }
+        }
+        return out
+    }
+
+    private static func needsWork(_ c: Unicode.Scalar) -> Bool {
+        switch c {
+        case "&", "<", ">", "\"", "\r": true
+        default: !isAllowed(c) || (c.value < 0x20 && c != "\t" && c != "\n")
+        }
+    }
+
+    /// XML 1.0 section 2.2 `Char`.
+    private static func isAllowed(_ c: Unicode.Scalar) -> Bool {
+        let v = c.value
+        return v == 0x9 || v == 0xA || v == 0xD || (v >= 0x20 && v <= 0xD7FF)
+            || (v >= 0xE000 && v <= 0xFFFD) || (v >= 0x10000 && v <= 0x10FFFF)
+    }
+}

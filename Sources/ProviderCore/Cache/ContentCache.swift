@@ -1,0 +1,49 @@
+import Foundation
+
+/// The local content of materialized items: one file per item, named by the
+/// item's id and never by a client path, so no client string ever reaches the
+/// file system here. Writes in progress live in `tmp/` and only become
+/// visible by rename, so a crash or a cut connection leaves nothing partial.
+public struct ContentCache: Sendable {
+    public let folder: URL
+    let temporary: URL
+
+    public init(folder: URL) throws {
+        self.folder = folder
+        temporary = folder.appendingPathComponent("tmp", isDirectory: true)
+        let fm = FileManager.default
+        try fm.createDirectory(at: temporary, withIntermediateDirectories: true)
+        // Leftovers of a crash are partial by definition.
+        for name in (try? fm.contentsOfDirectory(atPath: temporary.path)) ?? [] {
+            try? fm.removeItem(at: temporary.appendingPathComponent(name))
+        }
+    }
+
+    public func file(for id: Int64) -> URL {
+        folder.appendingPathComponent(String(id, radix: 16))
+    }
+
+    public func hasFile(for id: Int64) -> Bool {
+        access(file(for: id).path, F_OK) == 0
+    }
+
+    /// A fresh name for a write or fetch in progress.
+    public func temporaryFile(_ purpose: String) -> URL {
+        temporary.appendingPathComponent("\(purpose)-\(UUID().uuidString)")
+    }
+
+    /// Makes completed bytes the item's content, atomically.
+    public func install(_ temporaryFile: URL, for id: Int64) throws {
+        guard rename(temporaryFile.path, file(for: id).path) == 0 else {
+            throw ProviderError.local("cannot install cache file: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    public func remove(_ ids: [Int64]) {
+        for id in ids { unlink(file(for: id).path) }
+    }
+
+    public func discard(_ temporaryFile: URL) {
+        unlink(temporaryFile.path)
+    }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import GRDB
+
+extension Item {
+    static let columns = "id, domain, parent_id, name, is_folder, size, modified, created, content_version, upstream_version, cached_version, executable, listed_at"
+
+    init(row: Row) {
+        self.init(
+            id: row[0], domain: row[1], parentID: row[2], name: row[3],
+            kind: (row[4] as Bool) ? .folder : .file,
+            size: row[5],
+            modified: Date(timeIntervalSince1970: row[6]),
+            created: Date(timeIntervalSince1970: row[7]),
+            contentVersion: row[8], upstreamVersion: row[9], cachedVersion: row[10],
+            executable: row[11],
+            listedAt: (row[12] as Double?).map { Date(timeIntervalSince1970: $0) }
+        )
+    }
+}
+
+/// Item rows: lookups, pages of children, and the writes of the provider.
+extension MetadataIndex {
+    public func root(domain: String) async throws -> Item {
+        try await pool.write { db in
+            if let row = try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL", arguments: [domain]) {
+                return Item(row: row)
+            }
+            let now = Date().timeIntervalSince1970
+            try db.execute(
+                sql: "INSERT INTO item (domain, parent_id, name, is_folder, modified, created) VALUES (?, NULL, '', 1, ?, ?)",
+                arguments: [domain, now, now])
+            let row = try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE id = ?", arguments: [db.lastInsertedRowID])!
+            return Item(row: row)
+        }
+    }
+
+    public func item(id: Int64) async throws -> Item? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE id = ?", arguments: [id]).map(Item.init(row:))
+        }
+    }
+
+    public func child(of parent: Int64, named name: String) async throws -> Item? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?", arguments: [parent, name]).map(Item.init(row:))
+        }
+    }
+
+    /// One page of a folder's children in name order, starting after `name`;
+    /// PROPFIND walks large folders page by page so memory stays flat.
+    public func children(of parent: Int64, after name: String? = nil, limit: Int = 500) async throws -> [Item] {
+        try await pool.read { db in
+            if let name {
+                return try Row.fetchAll(db, sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name > ? ORDER BY name LIMIT ?", arguments: [parent, name, limit]).map(Item.init(row:))
+            }
+            return try Row.fetchAll(db, sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? ORDER BY name LIMIT ?", arguments: [parent, limit]).map(Item.init(row:))
+        }
+    }
+
+    /// Every item below `id` (not including it), parents before children.
+    public func descendants(of id: Int64) async throws -> [Item] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                WITH RECURSIVE sub(id, depth) AS (
+                    SELECT id, 1 FROM item WHERE parent_id = ?
+                    UNION ALL SELECT item.id, sub.depth + 1 FROM item JOIN sub ON item.parent_id = sub.id)
+                SELECT \(Item.columns.split(separator: ",").map { "item." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+                FROM item JOIN sub ON item.id = sub.id ORDER BY sub.depth
+                """, arguments: [id]).map(Item.init(row:))
+        }
+    }
+
+    /// The ids from the root down to `id`, inclusive (for lock inheritance).
+    public func ancestry(of id: Int64) async throws -> [Int64] {
+        try await pool.read { db in
+            try Int64.fetchAll(db, sql: """
+                WITH RECURSIVE up(id, parent_id, depth) AS (
+                    SELECT id, parent_id, 0 FROM item WHERE id = ?
+                    UNION ALL SELECT item.id, item.parent_id, up.depth + 1 FROM item JOIN up ON item.id = up.parent_id)
+                SELECT id FROM up ORDER BY depth DESC
+                """, arguments: [id])
+        }
+    }
+
+    /// Inserts a new item under `parent` from an upstream entry.
+    @discardableResult
+    public func insert(_ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String? = nil, listed: Bool = false) async throws -> Item {
+        try await pool.write { db in
+            try Self.insert(db, entry, parent: parent, domain: domain, cachedVersion: cachedVersion, listed: listed)
+        }
+    }
+
+    static func insert(_ db: Database, _ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String?, listed: Bool) throws -> Item {
+        let now = Date().timeIntervalSince1970
+        try db.execute(
+            sql: """
+                INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, upstream_version, cached_version, executable, listed_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [domain, parent, entry.name, entry.isFolder, entry.isFolder ? 0 : entry.size,
+                        entry.modified.timeIntervalSince1970, now, entry.version, cachedVersion, entry.executable,
+                        listed ? now : nil])
+        return Item(row: try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE id = ?", arguments: [db.lastInsertedRowID])!)
+    }
+
+    /// Records new content for an existing file: the upstream's entry, which
+    /// version is now cached, and a bumped content version (new ETag).
+    @discardableResult
+    public func updateContent(id: Int64, entry: UpstreamEntry, cachedVersion: String?) async throws -> Item {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE item SET size = ?, modified = ?, upstream_version = ?, cached_version = ?, executable = ?,
+                        content_version = content_version + 1 WHERE id = ?
+                    """,
+                arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, cachedVersion, entry.executable, id])
+            return Item(row: try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE id = ?", arguments: [id])!)
+        }
+    }
+
+    /// Marks the cache as holding `version` of the item, unless the row moved
+    /// on meanwhile (then the fetched bytes are already stale and stay unused).
+    public func markCached(id: Int64, version: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE item SET cached_version = ? WHERE id = ? AND upstream_version = ?", arguments: [version, id, version])
+            return db.changesCount > 0
+        }
+    }
+
+    public func markListed(id: Int64, at date: Date = Date()) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE item SET listed_at = ? WHERE id = ?", arguments: [date.timeIntervalSince1970, id])
+        }
+    }
+
+    /// Applies the diff between the index and a fresh upstream listing in one
+    /// transaction: new names become placeholders, changed versions drop the
+    /// cached content and bump the ETag, vanished names go. Returns the ids
+    /// whose cached content is now stale or gone (for the cache to delete).
+    public func applyListing(folder: Int64, domain: String, entries: [UpstreamEntry]) async throws -> [Int64] {
+        try await pool.write { db in
+            var existing: [String: Item] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ?", arguments: [folder]) {
+                let item = Item(row: row)
+                existing[item.name] = item
+            }
+            var stale: [Int64] = []
+            for entry in entries {
+                if let item = existing.removeValue(forKey: entry.name) {
+                    if item.isFolder != entry.isFolder {
+                        stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
+                        _ = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false)
+                    } else if !entry.isFolder, item.upstreamVersion != entry.version {
+                        try db.execute(
+                            sql: """
+                                UPDATE item SET size = ?, modified = ?, upstream_version = ?, executable = ?,
+                                    content_version = content_version + 1 WHERE id = ?
+                                """,
+                            arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, entry.executable, item.id])
+                        if item.cachedVersion != nil { stale.append(item.id) }
+                    } else if entry.isFolder, item.modified != entry.modified {
+                        try db.execute(sql: "UPDATE item SET modified = ? WHERE id = ?", arguments: [entry.modified.timeIntervalSince1970, item.id])
+                    }
+                } else {
+                    _ = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false)
+                }
+            }
+            for item in existing.values {
+                stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
+            }
+            try db.execute(sql: "UPDATE item SET listed_at = ? WHERE id = ?", arguments: [Date().timeIntervalSince1970, folder])
+            return stale
+        }
+    }
+
+    /// Deletes an item and everything below it (properties and locks go by
+    /// cascade); returns the ids whose cache files must be removed.
+    public func delete(id: Int64) async throws -> [Int64] {
+        try await pool.write { db in try Self.deleteSubtree(db, id: id) }
+    }
+
+    static func deleteSubtree(_ db: Database, id: Int64) throws -> [Int64] {
+        let ids = try Int64.fetchAll(db, sql: """
+            WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
+            SELECT id FROM sub
+            """, arguments: [id])
+        try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: [id])
+        return ids
+    }
+
+    /// Re-parents and renames an item (MOVE). Locks rooted in the moved
+    /// subtree are dropped: RFC 4918 section 7.5, a lock does not move with
+    /// its resource.
+    public func move(id: Int64, to parent: Int64, name: String, entry: UpstreamEntry) async throws -> Item {
+        try await pool.write { db in
+            try db.execute(sql: """
+                WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
+                DELETE FROM lock WHERE item_id IN (SELECT id FROM sub)
+                """, arguments: [id])
+            try db.execute(sql: "UPDATE item SET parent_id = ?, name = ?, modified = ? WHERE id = ?",
+                           arguments: [parent, name, entry.modified.timeIntervalSince1970, id])
+            if !entry.isFolder {
+                // Keep the cached bytes valid when the store reports the same
+                // content under a new version string (a rename keeps the inode).
+                try db.execute(sql: """
+                    UPDATE item SET cached_version = CASE WHEN cached_version = upstream_version THEN ? ELSE cached_version END,
+                        upstream_version = ? WHERE id = ?
+                    """, arguments: [entry.version, entry.version, id])
+            }
+            return Item(row: try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE id = ?", arguments: [id])!)
+        }
+    }
+}
+
+extension MetadataIndex {
+    /// The item path of an item (names below its domain's root).
+    public func path(of id: Int64) async throws -> ItemPath {
+        try await pool.read { db in
+            try String.fetchAll(db, sql: """
+                WITH RECURSIVE up(id, parent_id, name, depth) AS (
+                    SELECT id, parent_id, name, 0 FROM item WHERE id = ?
+                    UNION ALL SELECT item.id, item.parent_id, item.name, up.depth + 1 FROM item JOIN up ON item.id = up.parent_id)
+                SELECT name FROM up WHERE parent_id IS NOT NULL ORDER BY depth DESC
+                """, arguments: [id])
+        }
+    }
+
+    /// Ids of items below `id` that carry dead properties (COPY needs them).
+    public func descendantsWithDeadProperties(of id: Int64) async throws -> [Int64] {
+        try await pool.read { db in
+            try Int64.fetchAll(db, sql: """
+                WITH RECURSIVE sub(id) AS (SELECT id FROM item WHERE parent_id = ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
+                SELECT DISTINCT item_id FROM dead_property WHERE item_id IN (SELECT id FROM sub)
+                """, arguments: [id])
+        }
+    }
+}

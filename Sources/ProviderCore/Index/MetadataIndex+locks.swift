@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+
+extension Lock {
+    static let columns = "token, item_id, depth_infinity, exclusive, owner_xml, principal, timeout, expires"
+
+    init(row: Row) {
+        self.init(token: row[0], itemID: row[1], depthInfinity: row[2], exclusive: row[3], ownerXML: row[4],
+                  principal: row[5], timeout: row[6], expires: (row[7] as Double?).map { Date(timeIntervalSince1970: $0) })
+    }
+}
+
+extension MetadataIndex {
+    private static let live = "(expires IS NULL OR expires > ?)"
+
+    /// Locks that cover the item: its own, and depth-infinity locks of its
+    /// ancestors (`ancestry` is root first, the item last).
+    public func locksCovering(ancestry: [Int64], now: Date = Date()) async throws -> [Lock] {
+        guard let item = ancestry.last else { return [] }
+        let ancestors = ancestry.dropLast()
+        return try await pool.read { db in
+            var locks = try Row.fetchAll(db, sql: "SELECT \(Lock.columns) FROM lock WHERE item_id = ? AND \(Self.live)",
+                                         arguments: [item, now.timeIntervalSince1970]).map(Lock.init(row:))
+            if !ancestors.isEmpty {
+                let marks = Array(repeating: "?", count: ancestors.count).joined(separator: ",")
+                var args = StatementArguments(Array(ancestors))
+                args += [now.timeIntervalSince1970]
+                locks += try Row.fetchAll(db, sql: "SELECT \(Lock.columns) FROM lock WHERE depth_infinity = 1 AND item_id IN (\(marks)) AND \(Self.live)",
+                                          arguments: args).map(Lock.init(row:))
+            }
+            return locks
+        }
+    }
+
+    /// Locks rooted strictly below the item (a depth-infinity LOCK, DELETE or
+    /// MOVE of a folder must respect them).
+    public func locksBelow(_ id: Int64, now: Date = Date()) async throws -> [Lock] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                WITH RECURSIVE sub(id) AS (SELECT id FROM item WHERE parent_id = ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
+                SELECT \(Lock.columns) FROM lock WHERE item_id IN (SELECT id FROM sub) AND \(Self.live)
+                """, arguments: [id, now.timeIntervalSince1970]).map(Lock.init(row:))
+        }
+    }
+
+    public func lock(token: String, now: Date = Date()) async throws -> Lock? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Lock.columns) FROM lock WHERE token = ? AND \(Self.live)", arguments: [token, now.timeIntervalSince1970]).map(Lock.init(row:))
+        }
+    }
+
+    /// Inserts a lock after checking for conflicts in the same transaction,
+    /// so two clients racing for an exclusive lock cannot both win.
+    public func insertLock(_ lock: Lock, ancestry: [Int64], now: Date = Date()) async throws {
+        try await pool.write { db in
+            let t = now.timeIntervalSince1970
+            try db.execute(sql: "DELETE FROM lock WHERE expires IS NOT NULL AND expires <= ?", arguments: [t])
+            let ancestors = Array(ancestry.dropLast())
+            var conflicting = try Row.fetchAll(db, sql: "SELECT \(Lock.columns) FROM lock WHERE item_id = ?", arguments: [lock.itemID]).map(Lock.init(row:))
+            if !ancestors.isEmpty {
+                let marks = Array(repeating: "?", count: ancestors.count).joined(separator: ",")
+                conflicting += try Row.fetchAll(db, sql: "SELECT \(Lock.columns) FROM lock WHERE depth_infinity = 1 AND item_id IN (\(marks))",
+                                                arguments: StatementArguments(ancestors)).map(Lock.init(row:))
+            }
+            if lock.depthInfinity {
+                conflicting += try Row.fetchAll(db, sql: """
+                    WITH RECURSIVE sub(id) AS (SELECT id FROM item WHERE parent_id = ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
+                    SELECT \(Lock.columns) FROM lock WHERE item_id IN (SELECT id FROM sub)
+                    """, arguments: [lock.itemID]).map(Lock.init(row:))
+            }
+            if let clash = conflicting.first(where: { $0.conflicts(exclusive: lock.exclusive) }) {
+                throw LockError.conflict(rootItemID: clash.itemID)
+            }
+            try db.execute(sql: "INSERT INTO lock (\(Lock.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           arguments: [lock.token, lock.itemID, lock.depthInfinity, lock.exclusive, lock.ownerXML,
+                                       lock.principal, lock.timeout, lock.expires?.timeIntervalSince1970])
+        }
+    }
+
+    public func refreshLock(token: String, timeout: Int?, now: Date = Date()) async throws -> Lock? {
+        try await pool.write { db in
+            let expires = timeout.map { now.timeIntervalSince1970 + Double($0) }
+            try db.execute(sql: "UPDATE lock SET timeout = ?, expires = ? WHERE token = ? AND \(Self.live)",
+                           arguments: [timeout, expires, token, now.timeIntervalSince1970])
+            guard db.changesCount > 0 else { return nil }
+            return try Row.fetchOne(db, sql: "SELECT \(Lock.columns) FROM lock WHERE token = ?", arguments: [token]).map(Lock.init(row:))
+        }
+    }
+
+    @discardableResult
+    public func removeLock(token: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM lock WHERE token = ?", arguments: [token])
+            return db.changesCount > 0
+        }
+    }
+}

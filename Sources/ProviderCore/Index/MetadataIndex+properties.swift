@@ -1,0 +1,70 @@
+import Foundation
+import GRDB
+
+/// A dead property as stored: its qualified name and the self-contained XML
+/// of the whole property element (namespaces declared inside), so PROPFIND
+/// returns it exactly as PROPPATCH set it.
+public struct DeadProperty: Sendable, Equatable {
+    public var namespace: String
+    public var name: String
+    public var xml: String
+    public init(namespace: String, name: String, xml: String) {
+        self.namespace = namespace
+        self.name = name
+        self.xml = xml
+    }
+}
+
+/// One PROPPATCH instruction, applied in document order.
+public enum PropertyChange: Sendable, Equatable {
+    case set(DeadProperty)
+    case remove(namespace: String, name: String)
+}
+
+extension MetadataIndex {
+    public func deadProperties(of id: Int64) async throws -> [DeadProperty] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT namespace, name, xml FROM dead_property WHERE item_id = ? ORDER BY rowid", arguments: [id])
+                .map { DeadProperty(namespace: $0[0], name: $0[1], xml: $0[2]) }
+        }
+    }
+
+    /// Dead properties of many items at once (one query per PROPFIND page).
+    public func deadProperties(of ids: [Int64]) async throws -> [Int64: [DeadProperty]] {
+        guard !ids.isEmpty else { return [:] }
+        return try await pool.read { db in
+            var result: [Int64: [DeadProperty]] = [:]
+            let marks = Array(repeating: "?", count: ids.count).joined(separator: ",")
+            for row in try Row.fetchAll(db, sql: "SELECT item_id, namespace, name, xml FROM dead_property WHERE item_id IN (\(marks)) ORDER BY rowid", arguments: StatementArguments(ids)) {
+                result[row[0], default: []].append(DeadProperty(namespace: row[1], name: row[2], xml: row[3]))
+            }
+            return result
+        }
+    }
+
+    /// Applies all changes in one transaction: PROPPATCH is atomic
+    /// (RFC 4918 section 9.2), either every instruction takes effect or none.
+    public func applyPropertyChanges(_ changes: [PropertyChange], to id: Int64) async throws {
+        try await pool.write { db in
+            for change in changes {
+                switch change {
+                case .set(let p):
+                    try db.execute(sql: """
+                        INSERT INTO dead_property (item_id, namespace, name, xml) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (item_id, namespace, name) DO UPDATE SET xml = excluded.xml
+                        """, arguments: [id, p.namespace, p.name, p.xml])
+                case .remove(let namespace, let name):
+                    try db.execute(sql: "DELETE FROM dead_property WHERE item_id = ? AND namespace = ? AND name = ?", arguments: [id, namespace, name])
+                }
+            }
+        }
+    }
+
+    /// COPY carries dead properties to the copy (RFC 4918 section 9.8.2).
+    public func copyDeadProperties(from source: Int64, to destination: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM dead_property WHERE item_id = ?", arguments: [destination])
+            try db.execute(sql: "INSERT INTO dead_property (item_id, namespace, name, xml) SELECT ?, namespace, name, xml FROM dead_property WHERE item_id = ?", arguments: [destination, source])
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import GRDB
+
+/// The index: items, dead properties and locks of every domain, in one SQLite
+/// database in WAL mode so reads run concurrently with the single writer.
+///
+/// Items form a tree of ids (domain, parent id, NFC name), like the File
+/// Provider's item identifiers: a MOVE of a folder is one row update however
+/// many items it holds.
+public final class MetadataIndex: Sendable {
+    let pool: DatabasePool
+
+    /// Opens (and migrates) the database at `file`.
+    public init(file: URL) throws {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // Durable on commit: an acknowledged write must survive power loss.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        pool = try DatabasePool(path: file.path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE item (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    domain TEXT NOT NULL,
+                    parent_id INTEGER REFERENCES item(id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    is_folder INTEGER NOT NULL,
+                    size INTEGER NOT NULL DEFAULT 0,
+                    modified REAL NOT NULL,
+                    created REAL NOT NULL,
+                    content_version INTEGER NOT NULL DEFAULT 1,
+                    upstream_version TEXT,
+                    cached_version TEXT,
+                    executable INTEGER NOT NULL DEFAULT 0,
+                    listed_at REAL
+                );
+                CREATE UNIQUE INDEX item_by_parent_name ON item(parent_id, name);
+                CREATE UNIQUE INDEX item_root ON item(domain) WHERE parent_id IS NULL;
+
+                CREATE TABLE dead_property (
+                    item_id INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
+                    namespace TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    xml TEXT NOT NULL,
+                    PRIMARY KEY (item_id, namespace, name)
+                );
+
+                CREATE TABLE lock (
+                    token TEXT PRIMARY KEY,
+                    item_id INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
+                    depth_infinity INTEGER NOT NULL,
+                    exclusive INTEGER NOT NULL,
+                    owner_xml TEXT,
+                    principal TEXT NOT NULL,
+                    timeout INTEGER,
+                    expires REAL
+                );
+                CREATE INDEX lock_by_item ON lock(item_id);
+                """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// A path inside a domain, as decoded, NFC-normalised name segments.
+/// The core never sees a client's raw URL; DAVServer normalises it first.
+public typealias ItemPath = [String]
+
+/// One row of the index: the File Provider's `NSFileProviderItem`.
+///
+/// An item exists as soon as the upstream listing names it; whether its bytes
+/// are local is a separate question (`isMaterialized`). That split is the whole
+/// point of the placeholder model: PROPFIND answers from these rows alone.
+public struct Item: Sendable, Equatable {
+    public enum Kind: Int, Sendable { case file = 0, folder = 1 }
+
+    public var id: Int64
+    public var domain: String
+    public var parentID: Int64?
+    public var name: String
+    public var kind: Kind
+    public var size: Int64
+    public var modified: Date
+    public var created: Date
+    /// Bumped on every content change seen or made here; feeds the ETag.
+    public var contentVersion: Int64
+    /// The upstream's own version of the content (for the directory store:
+    /// inode, size and mtime in nanoseconds); nil for folders that have none.
+    public var upstreamVersion: String?
+    /// The upstream version the cache file holds, nil while a placeholder.
+    public var cachedVersion: String?
+    public var executable: Bool
+    /// Folders: when the listing was last refreshed from the upstream.
+    public var listedAt: Date?
+
+    public var isFolder: Bool { kind == .folder }
+    public var isRoot: Bool { parentID == nil }
+
+    /// Content is local and is the version the listing shows.
+    public var isMaterialized: Bool {
+        kind == .file && cachedVersion != nil && cachedVersion == upstreamVersion
+    }
+
+    /// Strong ETag derived from identity and content version, never from
+    /// mtime: it changes on every content change, also within one second
+    /// (davfs2 loses edits on weak or stale ETags).
+    public var etag: String {
+        "\"\(String(id, radix: 16))-\(String(contentVersion, radix: 16))\""
+    }
+}

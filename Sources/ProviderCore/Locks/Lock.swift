@@ -1,0 +1,44 @@
+import Foundation
+
+/// A WebDAV write lock (RFC 4918 section 6) as kept in the index, so a
+/// restart keeps every lock a client holds.
+public struct Lock: Sendable, Equatable {
+    public var token: String
+    /// The item the lock was taken on (its root).
+    public var itemID: Int64
+    public var depthInfinity: Bool
+    public var exclusive: Bool
+    /// The serialized DAV:owner element the client sent, returned verbatim.
+    public var ownerXML: String?
+    /// The authenticated user who took it; only they may use the token.
+    public var principal: String
+    /// Requested timeout in seconds; nil means Infinite.
+    public var timeout: Int?
+    public var expires: Date?
+
+    public init(token: String, itemID: Int64, depthInfinity: Bool, exclusive: Bool, ownerXML: String?, principal: String, timeout: Int?, expires: Date?) {
+        self.token = token
+        self.itemID = itemID
+        self.depthInfinity = depthInfinity
+        self.exclusive = exclusive
+        self.ownerXML = ownerXML
+        self.principal = principal
+        self.timeout = timeout
+        self.expires = expires
+    }
+
+    /// Seconds left, nil for Infinite.
+    public func remaining(now: Date = Date()) -> Int? {
+        expires.map { max(0, Int($0.timeIntervalSince(now).rounded(.up))) }
+    }
+
+    /// Two locks conflict unless both are shared (RFC 4918 section 6.2).
+    public func conflicts(exclusive other: Bool) -> Bool { exclusive || other }
+}
+
+/// Why a lock could not be taken.
+public enum LockError: Error, Sendable, Equatable {
+    /// An existing lock conflicts; the client gets 423 with `no-conflicting-lock`.
+    case conflict(rootItemID: Int64)
+    case unknownToken
+}

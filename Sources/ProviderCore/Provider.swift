@@ -1,0 +1,110 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+
+/// One domain (an `NSFileProviderDomain`): the File Provider API that the
+/// WebDAV handlers call, bridging the index, the content cache and one
+/// upstream store.
+///
+/// Reads go to the index and the cache and never serialize; namespace
+/// changes run one at a time per domain so the upstream and the index change
+/// together, upstream first, so a failure on either side leaves both as they
+/// were.
+public final class Provider: Sendable {
+    public let domain: String
+    public let store: any UpstreamStore
+    public let index: MetadataIndex
+    public let cache: ContentCache
+    /// How long a folder listing is trusted before it is refreshed.
+    public let listingTTL: TimeInterval
+    let logger: Logger
+
+    let fetches = SingleFlight<Int64, Item>()
+    let listings = SingleFlight<Int64, Bool>()
+    let mutations = AsyncMutex()
+    /// Bumped by every namespace change; a listing fetched while it moved is
+    /// not applied, so a refresh can never undo a concurrent change.
+    let generation = NIOLockedValueBox<UInt64>(0)
+
+    public init(domain: String, store: any UpstreamStore, index: MetadataIndex, cacheFolder: URL, listingTTL: TimeInterval, logger: Logger) throws {
+        self.domain = domain
+        self.store = store
+        self.index = index
+        self.cache = try ContentCache(folder: cacheFolder)
+        self.listingTTL = listingTTL
+        self.logger = logger
+    }
+
+    public func root() async throws -> Item {
+        try await index.root(domain: domain)
+    }
+
+    /// Resolves a path, refreshing each folder on the way whose listing is
+    /// older than the TTL; nil when nothing is there.
+    public func item(at path: ItemPath) async throws -> Item? {
+        var current = try await root()
+        for name in path {
+            guard current.isFolder else { return nil }
+            guard try await refreshIfStale(current) else { return nil }
+            guard let child = try await index.child(of: current.id, named: name) else { return nil }
+            current = child
+        }
+        return current
+    }
+
+    /// One page of a folder's children, in name order.
+    public func children(of folder: Item, after name: String? = nil, limit: Int = 500) async throws -> [Item] {
+        try await index.children(of: folder.id, after: name, limit: limit)
+    }
+
+    /// Brings a folder's listing up to date when it is older than the TTL.
+    /// Returns false when the folder no longer exists upstream. When the
+    /// upstream cannot be reached the last known listing keeps being served.
+    @discardableResult
+    public func refreshIfStale(_ folder: Item) async throws -> Bool {
+        if let listed = folder.listedAt, Date().timeIntervalSince(listed) < listingTTL { return true }
+        return try await listings.run(folder.id) { [self] in
+            let path = try await index.path(of: folder.id)
+            let before = generation.withLockedValue { $0 }
+            let entries: [UpstreamEntry]
+            do {
+                entries = try await store.list(path)
+            } catch UpstreamError.notFound where !folder.isRoot {
+                if before == generation.withLockedValue({ $0 }) {
+                    cache.remove(try await index.delete(id: folder.id))
+                }
+                return false
+            } catch let error as UpstreamError {
+                logger.warning("listing refresh failed, serving the last known listing", metadata: ["path": "/\(path.joined(separator: "/"))", "error": "\(error)"])
+                return true
+            }
+            guard before == generation.withLockedValue({ $0 }) else { return true }
+            let stale = try await index.applyListing(folder: folder.id, domain: domain, entries: entries)
+            cache.remove(stale)
+            return true
+        }
+    }
+
+    /// Runs a namespace change: one at a time per domain, and marked so that
+    /// concurrent listing refreshes discard what they fetched.
+    func mutate<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await mutations.withLock {
+            generation.withLockedValue { $0 &+= 1 }
+            defer { generation.withLockedValue { $0 &+= 1 } }
+            return try await body()
+        }
+    }
+
+    /// Calls the store, turning its errors into provider errors.
+    func upstream<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as UpstreamError {
+            throw ProviderError.upstream(error)
+        }
+    }
+
+    public func quota() async throws -> UpstreamQuota? {
+        try await upstream { try await store.quota() }
+    }
+}

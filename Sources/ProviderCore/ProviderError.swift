@@ -1,0 +1,27 @@
+/// Failures of provider calls, phrased in File Provider terms; DAVServer maps
+/// each to one precise HTTP status and DAV error body.
+public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notFound
+    /// The parent of the target does not exist or is not a folder (409).
+    case parentMissing
+    /// The target already exists where that is not allowed (405 for MKCOL, 412 for Overwrite: F).
+    case exists
+    /// A file operation on a folder or the other way round.
+    case wrongKind
+    /// Source and destination overlap (MOVE/COPY into itself).
+    case overlapping
+    case upstream(UpstreamError)
+    case local(String)
+
+    public var description: String {
+        switch self {
+        case .notFound: "not found"
+        case .parentMissing: "parent folder does not exist"
+        case .exists: "already exists"
+        case .wrongKind: "wrong kind of item for this operation"
+        case .overlapping: "source and destination overlap"
+        case .upstream(let e): e.description
+        case .local(let m): "local storage error: \(m)"
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// What the upstream says about one entry of a folder.
+public struct UpstreamEntry: Sendable, Equatable {
+    public var name: String
+    public var isFolder: Bool
+    public var size: Int64
+    public var modified: Date
+    /// Opaque; changes whenever the content changes upstream.
+    public var version: String
+    public var executable: Bool
+
+    public init(name: String, isFolder: Bool, size: Int64, modified: Date, version: String, executable: Bool = false) {
+        self.name = name
+        self.isFolder = isFolder
+        self.size = size
+        self.modified = modified
+        self.version = version
+        self.executable = executable
+    }
+}
+
+/// Space figures for RFC 4331 `quota-available-bytes` / `quota-used-bytes`.
+public struct UpstreamQuota: Sendable, Equatable {
+    public var available: Int64
+    public var used: Int64
+    public init(available: Int64, used: Int64) {
+        self.available = available
+        self.used = used
+    }
+}
+
+/// Why an upstream call failed, in terms the server can map to a status.
+public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notFound
+    case exists
+    /// A parent folder is missing or is a file.
+    case conflict
+    case noSpace
+    case forbidden(String)
+    case unavailable(String)
+    case timeout
+    case io(String)
+
+    public var description: String {
+        switch self {
+        case .notFound: "not found upstream"
+        case .exists: "already exists upstream"
+        case .conflict: "parent folder missing upstream"
+        case .noSpace: "no space left upstream"
+        case .forbidden(let m): "upstream refused access: \(m)"
+        case .unavailable(let m): "upstream unavailable: \(m)"
+        case .timeout: "upstream timed out"
+        case .io(let m): "upstream I/O error: \(m)"
+        }
+    }
+}
+
+/// The seam between the provider core and a concrete store (a directory,
+/// another WebDAV server, S3). Stores know nothing about WebDAV clients,
+/// items or the index; they move bytes and names.
+///
+/// Paths are item paths relative to the domain's root. A store never
+/// overwrites implicitly: `move` and `copy` expect a free destination, the
+/// core removes what must be replaced first, so every store behaves alike.
+public protocol UpstreamStore: Sendable {
+    /// For logs and status, never containing credentials.
+    var displayName: String { get }
+    /// The entries of a folder; `.notFound` if it is gone, `.conflict` if a file.
+    func list(_ folder: ItemPath) async throws -> [UpstreamEntry]
+    func stat(_ path: ItemPath) async throws -> UpstreamEntry?
+    /// Writes the whole content of a file to `destination` (which must not
+    /// exist) and returns the entry describing exactly the bytes written.
+    func fetch(_ path: ItemPath, into destination: URL) async throws -> UpstreamEntry
+    /// Stores the local file's bytes at `path`, replacing a file there. The
+    /// local file is not modified and stays where it is.
+    func upload(_ file: URL, to path: ItemPath) async throws -> UpstreamEntry
+    func makeFolder(_ path: ItemPath) async throws -> UpstreamEntry
+    /// Removes a file or a folder with everything below it.
+    func delete(_ path: ItemPath) async throws
+    func move(_ source: ItemPath, to destination: ItemPath) async throws -> UpstreamEntry
+    /// Copies a file, or a folder with (`recursive`) or without its members.
+    func copy(_ source: ItemPath, to destination: ItemPath, recursive: Bool) async throws -> UpstreamEntry
+    func quota() async throws -> UpstreamQuota?
+}

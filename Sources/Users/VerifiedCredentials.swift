@@ -1,0 +1,44 @@
+import Crypto
+import Foundation
+
+/// Recently verified Basic auth credentials, so that a busy client does not pay bcrypt per request.
+///
+/// Keyed by HMAC-SHA256 of `name + "\0" + password` under a key made fresh for each process: the
+/// password itself is never kept, and the keys mean nothing outside this process. Each entry
+/// remembers the verifier it was checked against, so a password change or a removal (here or in
+/// another process) makes it worthless at once. Only successes are cached.
+struct VerifiedCredentials {
+    /// How long a verified password is trusted without bcrypt.
+    static let lifetime: Duration = .seconds(60)
+    /// Above this many entries, expired ones are dropped; if that is not enough, all of them.
+    static let capacity = 4096
+
+    struct Entry {
+        var verifier: String
+        var expires: ContinuousClock.Instant
+    }
+
+    private var entries: [Data: Entry] = [:]
+
+    /// The cache key for a name and password under the process key.
+    static func key(name: String, password: String, secret: SymmetricKey) -> Data {
+        var message = Data(name.utf8)
+        message.append(0)
+        message.append(contentsOf: password.utf8)
+        return Data(HMAC<SHA256>.authenticationCode(for: message, using: secret))
+    }
+
+    /// Whether `key` was verified against `verifier` and has not expired.
+    func contains(_ key: Data, verifier: String?, now: ContinuousClock.Instant) -> Bool {
+        guard let verifier, let entry = entries[key] else { return false }
+        return entry.verifier == verifier && entry.expires > now
+    }
+
+    mutating func insert(_ key: Data, verifier: String, now: ContinuousClock.Instant) {
+        if entries.count >= Self.capacity {
+            entries = entries.filter { $0.value.expires > now }
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+        }
+        entries[key] = Entry(verifier: verifier, expires: now + Self.lifetime)
+    }
+}
