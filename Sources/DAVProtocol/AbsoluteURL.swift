@@ -15,10 +15,10 @@ struct AbsoluteURL {
     var effectivePort: Int { port ?? (scheme == "https" ? 443 : 80) }
 
     init?(_ text: Substring) {
-        guard let sep = text.range(of: "://") else { return nil }
-        let scheme = text[..<sep.lowerBound].lowercased()
+        guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { return nil }
+        let scheme = text[..<colon].lowercased()
         guard scheme == "http" || scheme == "https" else { return nil }
-        let rest = text[sep.upperBound...]
+        let rest = text[text.index(colon, offsetBy: 3)...]
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
         var authority = rest[..<authorityEnd]
         if let at = authority.lastIndex(of: "@") {

@@ -1,5 +1,3 @@
-import Foundation
-
 /// A normalised item path inside a domain: the request target percent-decoded
 /// exactly once, split into segments, in Unicode NFC.
 ///
@@ -129,8 +127,13 @@ public struct DAVPath: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// NFC (macOS sends NFD, e.g. `u%CC%88` for `ü`). ASCII needs no work.
+    ///
+    /// Uses the standard library's own normaliser (the one behind `String`
+    /// equality) rather than Foundation's `precomposedStringWithCanonicalMapping`:
+    /// this module then needs no Foundation at all, and full Foundation cannot be
+    /// imported beside libxml2's ICU headers.
     static func nfc(_ s: String) -> String {
         if s.utf8.allSatisfy({ $0 < 0x80 }) { return s }
-        return s.precomposedStringWithCanonicalMapping
+        return String(decoding: s._nfcCodeUnits, as: UTF8.self)
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// HTTP dates (RFC 9110 section 5.6.7) and the ISO 8601 `creationdate`
 /// (RFC 4918 section 15.1). Civil-date arithmetic is done by hand: no

@@ -9,12 +9,17 @@ public enum XMLEscaping {
     }
 
     /// Escapes an attribute value for double-quoted attributes.
+    ///
+    /// Tab and newline are written as character references: a parser
+    /// replaces literal ones with spaces (XML 1.0 section 3.3.3, attribute
+    /// value normalization), so a dead property's attribute would not come
+    /// back as it was stored.
     public static func attribute(_ s: String) -> String {
         escape(s, quotes: true)
     }
 
     private static func escape(_ s: String, quotes: Bool) -> String {
-        if !s.unicodeScalars.contains(where: needsWork) { return s }
+        if !s.unicodeScalars.contains(where: { needsWork($0, quotes: quotes) }) { return s }
         var out = String()
         out.reserveCapacity(s.utf8.count + 16)
         for scalar in s.unicodeScalars {
@@ -24,6 +29,8 @@ public enum XMLEscaping {
             case ">": out += "&gt;"
             case "\"" where quotes: out += "&quot;"
             case "\r": out += "&#13;"
+            case "\t" where quotes: out += "&#9;"
+            case "\n" where quotes: out += "&#10;"
             case "\t", "\n": out.unicodeScalars.append(scalar)
             default:
                 if isAllowed(scalar) { out.unicodeScalars.append(scalar) }
@@ -32,9 +39,10 @@ public enum XMLEscaping {
         return out
     }
 
-    private static func needsWork(_ c: Unicode.Scalar) -> Bool {
+    private static func needsWork(_ c: Unicode.Scalar, quotes: Bool) -> Bool {
         switch c {
         case "&", "<", ">", "\"", "\r": true
+        case "\t", "\n": quotes
         default: !isAllowed(c) || (c.value < 0x20 && c != "\t" && c != "\n")
         }
     }

@@ -29,6 +29,18 @@ final class XMLTreeBuilder {
     /// merges adjacent pieces into one text node.
     private var pendingText: [UInt8] = []
     private var nodeCount = 0
+    private var sawElement = false
+    /// Whether every byte fed so far is a UTF-8 byte order mark byte or XML
+    /// whitespace (XML 1.0 section 2.3, `S`).
+    private var sawOnlyBlanks = true
+    private var bytesSeen = 0
+    private var bomBytes = 0
+    private static let utf8BOM: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// Nothing but whitespace, after a complete byte order mark if any.
+    private var bodyIsBlank: Bool {
+        sawOnlyBlanks && (bomBytes == 0 || bomBytes == Self.utf8BOM.count)
+    }
 
     /// `xmlInitParser` must run once, before any thread uses libxml2; a
     /// static let is initialized exactly once and thread-safely.
@@ -75,6 +87,18 @@ final class XMLTreeBuilder {
     /// Hands bytes to libxml2; `terminate` tells it the document is complete.
     func parse(_ bytes: UnsafeRawBufferPointer, terminate: Bool) {
         guard error == nil, let context else { return }
+        if sawOnlyBlanks { scanForContent(bytes) }
+        // A few errors are raised without a parser context (the encoding
+        // converter's "input conversion failed", I/O errors) and would go to
+        // the thread's handler, which prints to stderr. libxml2 keeps that
+        // handler per thread, and the whole chunk is parsed synchronously on
+        // this thread, so point it at this builder for the duration and put
+        // the previous one back afterwards.
+        let savedHandler = __xmlStructuredError().pointee
+        let savedContext = __xmlStructuredErrorContext().pointee
+        xmlSetStructuredErrorFunc(Unmanaged.passUnretained(self).toOpaque(), Self.errorHandler)
+        defer { xmlSetStructuredErrorFunc(savedContext, savedHandler) }
+
         var rest = bytes
         repeat {
             // xmlParseChunk takes an Int32 length.
@@ -82,26 +106,56 @@ final class XMLTreeBuilder {
             let last = terminate && count == rest.count
             let base = rest.baseAddress?.assumingMemoryBound(to: CChar.self)
             let status = xmlParseChunk(context, base, Int32(count), last ? 1 : 0)
-            if error != nil { return }
-            if status != 0 {
+            if error == nil, status != 0 {
                 fail(.malformed("libxml2 error \(status)"))
+            }
+            if error != nil {
+                // Only now, with libxml2 back out of its own code, is it safe
+                // to halt it (see `fail`).
+                xmlStopParser(context)
                 return
             }
             rest = UnsafeRawBufferPointer(rebasing: rest[count...])
         } while !rest.isEmpty
     }
 
-    /// Records the first error and stops libxml2 so that no further callback
-    /// runs and no further input is looked at.
+    private func scanForContent(_ bytes: UnsafeRawBufferPointer) {
+        for byte in bytes {
+            defer { bytesSeen += 1 }
+            if bytesSeen < Self.utf8BOM.count, bytesSeen == bomBytes, byte == Self.utf8BOM[bytesSeen] {
+                bomBytes += 1
+                continue
+            }
+            switch byte {
+            case 0x20, 0x09, 0x0A, 0x0D: continue
+            default:
+                sawOnlyBlanks = false
+                return
+            }
+        }
+    }
+
+    /// Records the first error and silences every further SAX event.
+    ///
+    /// This runs inside libxml2 callbacks, so it only sets `disableSAX`, a
+    /// flag libxml2 itself sets on fatal errors. Calling `xmlStopParser`
+    /// here would be a use after free: it frees the input buffer, and when
+    /// the callback is an error raised by the encoding converter, libxml2
+    /// keeps using that buffer after the callback returns (found by the fuzz
+    /// target with libxml2 2.9.14). `parse` calls `xmlStopParser` once
+    /// `xmlParseChunk` has returned; until then at most the rest of the
+    /// current chunk, already within `maxBytes`, is scanned with SAX off.
     func fail(_ newError: XMLParseError) {
         if error == nil { error = newError }
-        if let context { xmlStopParser(context) }
+        context?.pointee.disableSAX = 1
     }
 
     /// The result after the final chunk.
     func result() -> Result<XMLElement, XMLParseError> {
         if let error { return .failure(error) }
-        if let context, context.pointee.wellFormed == 0 || context.pointee.nsWellFormed == 0 {
+        // Every error reaches `report`; this only guards against one that
+        // did not. (Not `nsWellFormed`: the tolerated IRI warning clears it.)
+        if let context, context.pointee.wellFormed == 0 {
             return .failure(.malformed("not well-formed"))
         }
         guard let root, stack.isEmpty else { return .failure(.empty) }
@@ -121,7 +175,8 @@ final class XMLTreeBuilder {
         nodeCount += 1 + attributeCount
         if nodeCount > limits.maxNodes { return fail(.tooManyNodes) }
         flushText()
-        let name = XMLName(Self.string(uri), Self.string(localname))
+        sawElement = true
+        let name = XMLName(Self.namespace(uri), Self.string(localname))
         var resolved: [(name: XMLName, value: String)] = []
         resolved.reserveCapacity(attributeCount)
         if let attributes {
@@ -132,7 +187,7 @@ final class XMLTreeBuilder {
             for i in 0..<attributeCount {
                 let a = attributes + 5 * i
                 let value = Self.attributeValue(from: a[3], to: a[4])
-                resolved.append((XMLName(Self.string(a[2]), Self.string(a[0])), value))
+                resolved.append((XMLName(Self.namespace(a[2]), Self.string(a[0])), value))
             }
         }
         stack.append(OpenElement(name: name, attributes: resolved))
@@ -176,7 +231,17 @@ final class XMLTreeBuilder {
         // error is fatal, including namespace errors such as an undeclared
         // prefix, which libxml2 alone would treat as recoverable.
         guard e.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
-        if e.code == Int32(XML_ERR_DOCUMENT_EMPTY.rawValue), root == nil, stack.isEmpty {
+        // libxml2 raises "not a valid URI" for a namespace name that is an
+        // IRI (say `urn:\u{1F600}`) at error level but with a warning code
+        // and recovers; the name is still a fine identifier, so accept it.
+        if e.code == Int32(XML_WAR_NS_URI.rawValue) || e.code == Int32(XML_WAR_NS_URI_RELATIVE.rawValue) {
+            return
+        }
+        // libxml2 words an empty body as "Document is empty" or "Extra
+        // content at the end of the document" depending on where the push
+        // parser was; and "Document is empty" also covers text before the
+        // root. Whether the body was blank is what decides.
+        if !sawElement, bodyIsBlank {
             return fail(.empty)
         }
         var message = e.message.map { String(cString: $0) } ?? "error \(e.code)"
@@ -191,17 +256,27 @@ final class XMLTreeBuilder {
         return String(cString: p)
     }
 
+    /// A namespace name as delivered by libxml2: it comes from an `xmlns`
+    /// attribute value and has the same `&#38;` encoding (see
+    /// `attributeValue`).
+    private static func namespace(_ p: UnsafePointer<xmlChar>?) -> String {
+        guard let p else { return "" }
+        return decodingAmpersands(UnsafeBufferPointer(start: p, count: Int(xmlStrlen(p))))
+    }
+
     /// An attribute value as delivered by libxml2's SAX2 interface.
-    ///
-    /// Without `XML_PARSE_NOENT` (which we must not set), libxml2 hands a `&`
-    /// that came from `&amp;` or `&#38;` to SAX2 as the five characters
-    /// `&#38;`, expecting the tree builder to re-decode it. Every other
-    /// reference is already decoded and a literal `&` cannot occur in a
-    /// well-formed value, so each `&` in the buffer starts exactly that
-    /// sequence.
     private static func attributeValue(from start: UnsafePointer<xmlChar>?, to end: UnsafePointer<xmlChar>?) -> String {
         guard let start, let end, end > start else { return "" }
-        let raw = UnsafeBufferPointer(start: start, count: end - start)
+        return decodingAmpersands(UnsafeBufferPointer(start: start, count: end - start))
+    }
+
+    /// Without `XML_PARSE_NOENT` (which we must not set), libxml2 hands a `&`
+    /// that came from `&amp;` or `&#38;` in an attribute value (namespace
+    /// declarations included) to SAX2 as the five characters `&#38;`,
+    /// expecting a tree builder to decode it again. Every other reference is
+    /// already decoded and a literal `&` cannot occur in a well-formed value,
+    /// so each `&` in the buffer starts exactly that sequence.
+    private static func decodingAmpersands(_ raw: UnsafeBufferPointer<UInt8>) -> String {
         guard raw.contains(UInt8(ascii: "&")) else { return String(decoding: raw, as: UTF8.self) }
         let escape: [UInt8] = Array("&#38;".utf8)
         var out: [UInt8] = []
@@ -254,10 +329,12 @@ final class XMLTreeBuilder {
         h.elementDecl = { ctx, _, _, _ in XMLTreeBuilder.builder(ctx)?.fail(.doctypeForbidden) }
         h.attributeDecl = { ctx, _, _, _, _, _, _ in XMLTreeBuilder.builder(ctx)?.fail(.doctypeForbidden) }
         h.notationDecl = { ctx, _, _, _ in XMLTreeBuilder.builder(ctx)?.fail(.doctypeForbidden) }
-        h.serror = { ctx, error in
-            guard let error else { return }
-            XMLTreeBuilder.builder(ctx)?.report(error)
-        }
+        h.serror = errorHandler
         return h
+    }
+
+    private static let errorHandler: xmlStructuredErrorFunc = { ctx, error in
+        guard let error else { return }
+        XMLTreeBuilder.builder(ctx)?.report(error)
     }
 }

@@ -95,3 +95,13 @@ extension MetadataIndex {
         }
     }
 }
+
+extension MetadataIndex {
+    /// Whether any unexpired lock exists at all: PROPFIND skips the per-item
+    /// lock lookups of `lockdiscovery` in the common case of none.
+    public func hasLiveLocks(now: Date = Date()) async throws -> Bool {
+        try await pool.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM lock WHERE \(Self.live))", arguments: [now.timeIntervalSince1970]) ?? false
+        }
+    }
+}

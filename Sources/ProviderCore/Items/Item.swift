@@ -31,6 +31,23 @@ public struct Item: Sendable, Equatable {
     /// Folders: when the listing was last refreshed from the upstream.
     public var listedAt: Date?
 
+    public init(id: Int64, domain: String, parentID: Int64?, name: String, kind: Kind, size: Int64, modified: Date, created: Date,
+                contentVersion: Int64, upstreamVersion: String?, cachedVersion: String?, executable: Bool, listedAt: Date?) {
+        self.id = id
+        self.domain = domain
+        self.parentID = parentID
+        self.name = name
+        self.kind = kind
+        self.size = size
+        self.modified = modified
+        self.created = created
+        self.contentVersion = contentVersion
+        self.upstreamVersion = upstreamVersion
+        self.cachedVersion = cachedVersion
+        self.executable = executable
+        self.listedAt = listedAt
+    }
+
     public var isFolder: Bool { kind == .folder }
     public var isRoot: Bool { parentID == nil }
 

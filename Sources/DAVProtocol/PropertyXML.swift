@@ -1,0 +1,46 @@
+import DAVXML
+
+/// Property elements as they appear inside `<D:prop>` of a multistatus
+/// (RFC 4918 section 14.18) or a LOCK response.
+///
+/// The enclosing document declares only `xmlns:D="DAV:"`. A property in any
+/// other namespace declares it on itself with the prefix `x`, and a property in
+/// no namespace (litmus `propnullns`) resets the default namespace with
+/// `xmlns=""`, so every element is self-contained.
+public enum PropertyXML {
+    /// A property element around already rendered XML content.
+    /// - Parameters:
+    ///   - name: the property name.
+    ///   - valueXML: well-formed XML content (escaped text and/or elements); the
+    ///     element is written empty (`<D:name/>`) when this is empty. Content in
+    ///     the `DAV:` namespace may use the `D:` prefix.
+    public static func element(_ name: XMLName, valueXML: String) -> String {
+        let (open, close) = tags(name)
+        if valueXML.isEmpty { return "<\(open)/>" }
+        return "<\(open)>\(valueXML)</\(close)>"
+    }
+
+    /// A property whose value is text, escaped.
+    public static func text(_ name: XMLName, _ value: String) -> String {
+        element(name, valueXML: XMLEscaping.text(value))
+    }
+
+    /// An empty property element, as in `propname` answers and in `404` propstats.
+    public static func empty(_ name: XMLName) -> String {
+        element(name, valueXML: "")
+    }
+
+    /// The opening tag's name with namespace declaration, and the closing tag's name.
+    private static func tags(_ name: XMLName) -> (open: String, close: String) {
+        switch name.namespace {
+        case "DAV:":
+            let q = "D:\(name.local)"
+            return (q, q)
+        case "":
+            return ("\(name.local) xmlns=\"\"", name.local)
+        default:
+            let q = "x:\(name.local)"
+            return ("\(q) xmlns:x=\"\(XMLEscaping.attribute(name.namespace))\"", q)
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import DAVProtocol
+import DAVXML
+import HTTPTypes
+
+import ProviderCore
+
+/// A request that ends in an error status, with the RFC 4918 section 16
+/// precondition or postcondition code when one applies, and a message that
+/// says what happened and what to do. The responder renders it as a DAV
+/// error body and logs it once.
+struct DAVError: Error {
+    var status: HTTPResponse.Status
+    var condition: XMLName?
+    var message: String
+    /// Extra elements inside the condition (e.g. the href of a lock root).
+    var conditionBody: String?
+    var headers: HTTPFields = [:]
+
+    init(_ status: HTTPResponse.Status, _ message: String, condition: XMLName? = nil, conditionBody: String? = nil) {
+        self.status = status
+        self.message = message
+        self.condition = condition
+        self.conditionBody = conditionBody
+    }
+
+    static func badRequest(_ message: String) -> DAVError { DAVError(.badRequest, message) }
+
+    /// 423 naming the lock that was not submitted (RFC 4918 section 16,
+    /// `lock-token-submitted`).
+    static func locked(rootHref: String) -> DAVError {
+        DAVError(.init(code: 423, reasonPhrase: "Locked"), "the resource is locked; submit the lock token in an If header",
+                 condition: .dav("lock-token-submitted"), conditionBody: "<D:href>\(XMLEscaping.text(rootHref))</D:href>")
+    }
+
+    static let preconditionFailed = DAVError(.preconditionFailed, "a precondition (If, If-Match, If-None-Match or If-Unmodified-Since) is not met")
+
+    /// Maps provider failures to the status a WebDAV client expects.
+    init(_ error: ProviderError) {
+        switch error {
+        case .notFound: self.init(.notFound, "no such resource")
+        case .parentMissing: self.init(.conflict, "the parent collection does not exist; create it first (MKCOL)")
+        case .exists: self.init(.preconditionFailed, "the destination exists and Overwrite is F")
+        case .wrongKind: self.init(.methodNotAllowed, "not allowed on this kind of resource")
+        case .overlapping: self.init(.forbidden, "source and destination overlap")
+        case .local(let m): self.init(.internalServerError, "local storage failed: \(m)")
+        case .upstream(let u):
+            switch u {
+            case .noSpace: self.init(.init(code: 507, reasonPhrase: "Insufficient Storage"), u.description)
+            case .unavailable:
+                self.init(.serviceUnavailable, "\(u.description); try again later")
+                headers[.retryAfter] = "30"
+            case .timeout: self.init(.gatewayTimeout, u.description)
+            case .notFound: self.init(.notFound, u.description)
+            case .exists: self.init(.preconditionFailed, u.description)
+            case .conflict: self.init(.conflict, u.description)
+            case .forbidden, .io: self.init(.badGateway, u.description)
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import DAVProtocol
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOHTTPTypes
+
+import ProviderCore
+
+/// One authenticated request with its path resolved to a domain; the method
+/// handlers (`DAVExchange+method.swift`) are extensions of it.
+struct DAVExchange: Sendable {
+    let request: Request
+    let context: DAVRequestContext
+    let settings: DAVServerSettings
+    /// The authenticated user; the principal of the locks they take.
+    let user: String
+    /// The full normalised path: the domain's name, then the item path.
+    let path: DAVPath
+    let trailingSlash: Bool
+    /// nil for the server root, which lists the domains.
+    let provider: Provider?
+
+    var headers: HTTPFields { request.headers }
+
+    /// The path below the domain, as the provider core knows it.
+    var itemPath: ItemPath { Array(path.segments.dropFirst()) }
+
+    var domainName: String { path.segments.first ?? "" }
+
+    /// The provider, or 403 for methods that make no sense on the server root.
+    func requireDomain() throws -> Provider {
+        guard let provider else {
+            throw DAVError(.forbidden, "the server root only lists domains; use a domain's path such as /\(settings.domains.keys.sorted().first ?? "files")/")
+        }
+        return provider
+    }
+
+    /// The href of an item of this domain (collections end with a slash).
+    func href(_ itemPath: ItemPath, isFolder: Bool) -> String {
+        DAVPath(segments: [domainName] + itemPath).href(collection: isFolder)
+    }
+
+    /// The item at the request path, or 404.
+    func requireItem(_ provider: Provider) async throws -> Item {
+        guard let item = try await provider.item(at: itemPath) else {
+            throw DAVError(.notFound, "no resource at \(path.href(collection: false))")
+        }
+        return item
+    }
+
+    /// Sends `100 Continue` when the client waits for it (curl does for
+    /// bodies over 1 MiB, for a second otherwise). Called only after auth,
+    /// precondition and lock checks, so a refused upload is never sent.
+    func continueIfExpected() {
+        guard let expect = headers[.expect], expect.lowercased() == "100-continue" else { return }
+        context.channel.writeAndFlush(HTTPResponsePart.head(HTTPResponse(status: .continue)), promise: nil)
+    }
+
+    /// A response with a small fixed body.
+    static func response(_ status: HTTPResponse.Status, headers: HTTPFields = [:], body: String? = nil, contentType: String = "application/xml; charset=utf-8") -> Response {
+        var headers = headers
+        guard let body else {
+            headers[.contentLength] = "0"
+            return Response(status: status, headers: headers)
+        }
+        var buffer = ByteBuffer()
+        buffer.writeString(body)
+        headers[.contentType] = contentType
+        headers[.contentLength] = String(buffer.readableBytes)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: buffer))
+    }
+
+    static let multiStatus = HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status")
+}

@@ -1,0 +1,124 @@
+import DAVProtocol
+import DAVXML
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import ProviderCore
+import Users
+
+/// The one responder: authenticates, normalises the path once, finds the
+/// domain, and hands the request to the method's handler. Every failure
+/// becomes a precise status with a DAV error body and one log line.
+struct DAVResponder: HTTPResponder {
+    typealias Context = DAVRequestContext
+    let settings: DAVServerSettings
+    let secure: Bool
+
+    static let allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK"
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let method = request.method.rawValue
+        let target = request.head.path ?? "/"
+        do {
+            let response = try await route(request, context: context)
+            context.logger.debug("\(method) \(target) -> \(response.status.code)")
+            return response
+        } catch let error as DAVError {
+            return failure(error, method: method, target: target, context: context)
+        } catch let error as ProviderError {
+            return failure(DAVError(error), method: method, target: target, context: context)
+        } catch let error as UpstreamError {
+            return failure(DAVError(ProviderError.upstream(error)), method: method, target: target, context: context)
+        } catch {
+            return failure(DAVError(.internalServerError, "internal error: \(error)"), method: method, target: target, context: context)
+        }
+    }
+
+    private func failure(_ error: DAVError, method: String, target: String, context: Context) -> Response {
+        let level: Logger.Level = error.status.code >= 500 ? .error : .info
+        context.logger.log(level: level, "\(method) \(target) -> \(error.status.code): \(error.message)",
+                           metadata: ["client": "\(context.remoteAddress)"])
+        var headers = error.headers
+        headers[.contentType] = "application/xml; charset=utf-8"
+        if error.status == .unauthorized {
+            headers[.wwwAuthenticate] = "Basic realm=\"\(settings.realm)\", charset=\"UTF-8\""
+        }
+        var body = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:error xmlns:D=\"DAV:\" xmlns:g=\"\(DAVNamespace.davgate)\">"
+        if let condition = error.condition {
+            if let inner = error.conditionBody {
+                body += "<D:\(condition.local)>\(inner)</D:\(condition.local)>"
+            } else {
+                body += "<D:\(condition.local)/>"
+            }
+        }
+        body += "<g:message>\(XMLEscaping.text(error.message))</g:message></D:error>\n"
+        var buffer = ByteBuffer()
+        buffer.writeString(body)
+        headers[.contentLength] = String(buffer.readableBytes)
+        return Response(status: error.status, headers: headers, body: .init(byteBuffer: buffer))
+    }
+
+    private func route(_ request: Request, context: Context) async throws -> Response {
+        let parsed: (path: DAVPath, trailingSlash: Bool)
+        do {
+            parsed = try DAVPath.parse(requestTarget: request.head.path ?? "/")
+        } catch {
+            throw DAVError.badRequest("invalid request path (\(error)): paths may not contain '..', '.', encoded slashes or NUL")
+        }
+        // OPTIONS reveals nothing but capabilities; gvfs probes the server
+        // root with it before it has credentials.
+        let user: String
+        if request.method == .options {
+            user = ""
+        } else {
+            user = try await authenticate(request)
+        }
+        var provider: Provider?
+        if let domain = parsed.path.segments.first {
+            guard let p = settings.domains[domain] else {
+                throw DAVError(.notFound, "no domain named \(domain.debugDescription) on this server")
+            }
+            provider = p
+        }
+        let exchange = DAVExchange(request: request, context: context, settings: settings, user: user,
+                                   path: parsed.path, trailingSlash: parsed.trailingSlash, provider: provider)
+        switch request.method.rawValue {
+        case "OPTIONS": return exchange.options()
+        case "PROPFIND": return try await exchange.propfind()
+        case "PROPPATCH": return try await exchange.proppatch()
+        case "MKCOL": return try await exchange.mkcol()
+        case "GET": return try await exchange.get(includeBody: true)
+        case "HEAD": return try await exchange.get(includeBody: false)
+        case "PUT": return try await exchange.put()
+        case "DELETE": return try await exchange.delete()
+        case "COPY": return try await exchange.copyOrMove(isMove: false)
+        case "MOVE": return try await exchange.copyOrMove(isMove: true)
+        case "LOCK": return try await exchange.lock()
+        case "UNLOCK": return try await exchange.unlock()
+        default:
+            var error = DAVError(.methodNotAllowed, "method \(request.method.rawValue) is not supported")
+            error.headers[.allow] = Self.allowedMethods
+            throw error
+        }
+    }
+
+    private func authenticate(_ request: Request) async throws -> String {
+        if !secure && !settings.allowBasicOverHTTP {
+            throw DAVError(.forbidden, "Basic authentication over plain HTTP is disabled; connect with https, or set allow_basic_over_http = true behind a TLS proxy")
+        }
+        guard let credentials = BasicCredentials(header: request.headers[.authorization]) else {
+            throw DAVError(.unauthorized, "authentication required")
+        }
+        guard await settings.users.verify(credentials.user, password: credentials.password) else {
+            throw DAVError(.unauthorized, "wrong user name or password for \(credentials.user.debugDescription)")
+        }
+        return credentials.user
+    }
+}
+
+/// Namespaces davgate answers in besides DAV:.
+enum DAVNamespace {
+    static let davgate = "https://davgate.dev/ns"
+    static let apache = "http://apache.org/dav/props/"
+}

@@ -1,0 +1,44 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Logging
+import NIOCore
+import NIOSSL
+
+/// The WebDAV server: Hummingbird's HTTP/1.1 server, over TLS unless told
+/// otherwise, with one responder that translates every request into
+/// provider calls.
+public struct DAVServer: Sendable {
+    public let settings: DAVServerSettings
+    public let logger: Logger
+
+    public init(settings: DAVServerSettings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// Runs until cancelled (SIGINT/SIGTERM through service lifecycle).
+    /// `onListening` receives the bound port (useful with port 0).
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let responder = DAVResponder(settings: settings, secure: settings.tls != nil)
+        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .seconds(300)))
+        let server: HTTPServerBuilder
+        if let tls = settings.tls {
+            let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate).map { NIOSSLCertificateSource.certificate($0) }
+            let key = try NIOSSLPrivateKey(file: tls.privateKey, format: .pem)
+            var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+            configuration.minimumTLSVersion = .tlsv12
+            server = try .tls(http1, tlsConfiguration: configuration)
+        } else {
+            server = http1
+        }
+        let app = Application(
+            responder: responder,
+            server: server,
+            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "davgate"),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+        try await app.runService()
+    }
+}

@@ -1,0 +1,37 @@
+import ProviderCore
+
+import Users
+
+/// Everything the HTTP layer needs, assembled by the executable from the
+/// configuration; the server itself reads no files of its own.
+public struct DAVServerSettings: Sendable {
+    public var host: String
+    public var port: Int
+    /// PEM paths; nil serves plain HTTP (tests, or behind a TLS proxy).
+    public var tls: (certificate: String, privateKey: String)?
+    public var domains: [String: Provider]
+    public var users: UserStore
+    public var realm: String
+    public var allowBasicOverHTTP: Bool
+    public var maxXMLBodyBytes: Int
+    public var propfindInfinity: Bool
+    public var lockTimeoutDefault: Int
+    public var lockTimeoutMax: Int
+
+    public init(host: String, port: Int, tls: (certificate: String, privateKey: String)?, domains: [String: Provider],
+                users: UserStore, realm: String = "davgate", allowBasicOverHTTP: Bool = false,
+                maxXMLBodyBytes: Int = 1 << 20, propfindInfinity: Bool = false,
+                lockTimeoutDefault: Int = 600, lockTimeoutMax: Int = 604_800) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.domains = domains
+        self.users = users
+        self.realm = realm
+        self.allowBasicOverHTTP = allowBasicOverHTTP
+        self.maxXMLBodyBytes = maxXMLBodyBytes
+        self.propfindInfinity = propfindInfinity
+        self.lockTimeoutDefault = lockTimeoutDefault
+        self.lockTimeoutMax = lockTimeoutMax
+    }
+}

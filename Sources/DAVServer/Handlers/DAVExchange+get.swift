@@ -1,0 +1,126 @@
+import DAVProtocol
+import DAVXML
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import ProviderCore
+
+extension DAVExchange {
+    /// GET and HEAD (RFC 9110): the first GET of a placeholder materializes
+    /// it; HEAD answers from the index alone. Always Content-Length,
+    /// Accept-Ranges, ETag and Last-Modified; Range, If-Range,
+    /// If-None-Match (304), If-Modified-Since, If-Match.
+    func get(includeBody: Bool) async throws -> Response {
+        guard let provider else {
+            return try await folderListing(nil, includeBody: includeBody)
+        }
+        var item = try await requireItem(provider)
+        if item.isFolder {
+            return try await folderListing(item, includeBody: includeBody)
+        }
+        if let early = try notModifiedOrFailed(item) { return early }
+        var file: OpenFile?
+        if includeBody {
+            let (current, url) = try await provider.contents(of: item, at: itemPath)
+            item = current
+            file = try OpenFile(path: url.path)
+        }
+        // The size of the bytes actually being served, not of the listing.
+        let size = file?.size ?? item.size
+        var fields = HTTPFields()
+        fields[.contentType] = ContentType.forName(item.name)
+        fields[.eTag] = item.etag
+        fields[.lastModified] = HTTPDate.rfc1123(item.modified)
+        fields[.acceptRanges] = "bytes"
+        var range: ClosedRange<Int64> = 0...(size - 1)
+        var status = HTTPResponse.Status.ok
+        if size > 0, rangeApplies(item) {
+            switch RangeRequest.evaluate(headers[.range], size: size) {
+            case .full: break
+            case .partial(let r):
+                range = r
+                status = .partialContent
+                fields[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound)/\(size)"
+            case .unsatisfiable:
+                fields[.contentRange] = "bytes */\(size)"
+                throw DAVError(.rangeNotSatisfiable, "the requested range is outside the \(size)-byte content")
+            }
+        }
+        let length = size > 0 ? range.count : 0
+        fields[.contentLength] = String(length)
+        guard includeBody, let file, length > 0 else {
+            return Response(status: status, headers: fields)
+        }
+        return Response(status: status, headers: fields, body: file.body(range: range))
+    }
+
+    /// 304 for a matching If-None-Match / unmodified If-Modified-Since, 412
+    /// for a failing If-Match / If-Unmodified-Since; nil to go on.
+    private func notModifiedOrFailed(_ item: Item) throws -> Response? {
+        if let ifMatch = EntityTagCondition.parse(headers[.ifMatch]), !ifMatch.matchesStrong(item.etag) {
+            throw DAVError.preconditionFailed
+        }
+        if let since = headers[.ifUnmodifiedSince].flatMap(HTTPDate.parse),
+           item.modified.timeIntervalSince1970.rounded(.down) > since.timeIntervalSince1970 {
+            throw DAVError.preconditionFailed
+        }
+        var notModified = false
+        if let ifNoneMatch = EntityTagCondition.parse(headers[.ifNoneMatch]) {
+            notModified = ifNoneMatch.matchesWeak(item.etag)
+        } else if let since = headers[.ifModifiedSince].flatMap(HTTPDate.parse) {
+            notModified = item.modified.timeIntervalSince1970.rounded(.down) <= since.timeIntervalSince1970
+        }
+        guard notModified else { return nil }
+        var fields = HTTPFields()
+        fields[.eTag] = item.etag
+        fields[.lastModified] = HTTPDate.rfc1123(item.modified)
+        return Response(status: .notModified, headers: fields)
+    }
+
+    /// If-Range (RFC 9110 section 13.1.5): the range applies only while the
+    /// validator still matches; a date validator must be exact.
+    private func rangeApplies(_ item: Item) -> Bool {
+        guard let ifRange = headers[.ifRange] else { return true }
+        if ifRange.hasPrefix("\"") { return ifRange == item.etag }
+        guard let date = HTTPDate.parse(ifRange) else { return false }
+        return date.timeIntervalSince1970 == item.modified.timeIntervalSince1970.rounded(.down)
+    }
+
+    /// A plain HTML index of a collection for browsers.
+    private func folderListing(_ folder: Item?, includeBody: Bool) async throws -> Response {
+        var rows = ""
+        if let provider, let folder {
+            try await provider.refreshIfStale(folder)
+            var after: String?
+            while true {
+                let page = try await provider.children(of: folder, after: after)
+                guard let last = page.last else { break }
+                after = last.name
+                for child in page {
+                    let link = href(itemPath + [child.name], isFolder: child.isFolder)
+                    let name = XMLEscaping.text(child.name + (child.isFolder ? "/" : ""))
+                    let size = child.isFolder ? "" : String(child.size)
+                    rows += "<tr><td><a href=\"\(XMLEscaping.attribute(link))\">\(name)</a></td><td>\(size)</td><td>\(HTTPDate.rfc1123(child.modified))</td></tr>\n"
+                }
+            }
+        } else {
+            for name in settings.domains.keys.sorted() {
+                let link = DAVPath(segments: [name]).href(collection: true)
+                rows += "<tr><td><a href=\"\(XMLEscaping.attribute(link))\">\(XMLEscaping.text(name))/</a></td><td></td><td></td></tr>\n"
+            }
+        }
+        let title = XMLEscaping.text(path.href(collection: true).removingPercentEncoding ?? "/")
+        let html = """
+            <!DOCTYPE html>
+            <html><head><meta charset="utf-8"><title>\(title)</title></head>
+            <body><h1>\(title)</h1><table>
+            <tr><th>Name</th><th>Size</th><th>Modified</th></tr>
+            \(rows)</table></body></html>
+
+            """
+        var response = Self.response(.ok, body: html, contentType: "text/html; charset=utf-8")
+        if !includeBody { response.body = .init() }
+        return response
+    }
+}

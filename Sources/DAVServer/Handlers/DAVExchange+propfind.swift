@@ -1,0 +1,181 @@
+import DAVProtocol
+import DAVXML
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+import ProviderCore
+
+extension DAVExchange {
+    /// PROPFIND (RFC 4918 section 9.1). Everything comes from the index, never
+    /// from content. The 207 body streams: the target first, then members
+    /// page by page, so memory does not grow with the size of a folder.
+    func propfind() async throws -> Response {
+        let depth = try parseDepth() ?? .infinity
+        if depth == .infinity && !settings.propfindInfinity {
+            throw DAVError(.forbidden, "PROPFIND with Depth: infinity is disabled on this server; use Depth: 1",
+                           condition: .dav("propfind-finite-depth"))
+        }
+        let requestBody = try await readXMLBody()
+        let query: PropfindRequest
+        do {
+            query = try PropfindRequest.parse(requestBody)
+        } catch {
+            throw DAVError.badRequest("invalid PROPFIND body: \(error)")
+        }
+        guard let provider else { return try await serverRootListing(depth: depth, query: query) }
+        let target = try await requireItem(provider)
+        let quota = query.names(LiveProperty.quotaAvailableBytes.name, LiveProperty.quotaUsedBytes.name)
+            ? try? await provider.quota() : nil
+        let hasLocks = try await provider.index.hasLiveLocks()
+        let first = try await renderPage([(target, itemPath)], provider: provider, query: query, quota: quota, hasLocks: hasLocks)
+        let exchange = self
+        let body = ResponseBody { writer in
+            var out = ByteBuffer()
+            out.writeString(Multistatus.header)
+            out.writeString(first)
+            if depth != .zero && target.isFolder {
+                var folders: [(Item, ItemPath)] = [(target, exchange.itemPath)]
+                while !folders.isEmpty {
+                    let (folder, folderPath) = folders.removeFirst()
+                    guard try await provider.refreshIfStale(folder) else { continue }
+                    var after: String?
+                    while true {
+                        let page = try await provider.children(of: folder, after: after, limit: 500)
+                        guard let last = page.last else { break }
+                        after = last.name
+                        let members = page.map { ($0, folderPath + [$0.name]) }
+                        out.writeString(try await exchange.renderPage(members, provider: provider, query: query, quota: quota, hasLocks: hasLocks))
+                        if depth == .infinity {
+                            folders += members.filter { $0.0.isFolder }
+                        }
+                        if out.readableBytes > 64 * 1024 {
+                            try await writer.write(out)
+                            out = ByteBuffer()
+                        }
+                    }
+                }
+            }
+            out.writeString(Multistatus.footer)
+            try await writer.write(out)
+            try await writer.finish(nil)
+        }
+        var fields = HTTPFields()
+        fields[.contentType] = "application/xml; charset=utf-8"
+        return Response(status: Self.multiStatus, headers: fields, body: body)
+    }
+
+    /// `<D:response>` elements for a page of items, with their dead
+    /// properties and locks fetched in as few queries as possible.
+    func renderPage(_ items: [(Item, ItemPath)], provider: Provider, query: PropfindRequest, quota: UpstreamQuota?, hasLocks: Bool) async throws -> String {
+        let needsDead: Bool
+        switch query {
+        case .prop(let names): needsDead = names.contains { LiveProperty.byName[$0] == nil }
+        default: needsDead = true
+        }
+        let dead = needsDead ? try await provider.deadProperties(of: items.map(\.0)) : [:]
+        var context = PropertyContext(quota: quota)
+        if hasLocks && query.names(LiveProperty.lockdiscovery.name) {
+            for (item, _) in items {
+                context.locks[item.id] = try await activeLocks(covering: item, provider: provider)
+            }
+        }
+        var out = ""
+        for (item, path) in items {
+            out += renderResponse(item, path: path, query: query, dead: dead[item.id] ?? [], context: context)
+        }
+        return out
+    }
+
+    func renderResponse(_ item: Item, path: ItemPath, query: PropfindRequest, dead: [DeadProperty], context: PropertyContext) -> String {
+        let displayName = path.last ?? (item.id == 0 ? "" : domainName)
+        let href = item.id == 0 ? "/" : self.href(path, isFolder: item.isFolder)
+        switch query {
+        case .propname:
+            var names = LiveProperty.allCases.filter { $0.applies(to: item) }.map { PropertyXML.empty($0.name) }
+            names += dead.map { PropertyXML.empty(XMLName($0.namespace, $0.name)) }
+            return Multistatus.response(href: href, propstats: [PropStat(status: 200, properties: names)])
+        case .allprop(let include):
+            var found = LiveProperty.allCases
+                .filter { $0.inAllprop || include.contains($0.name) }
+                .compactMap { $0.render(item, displayName: displayName, context: context) }
+            found += dead.map(\.xml)
+            return Multistatus.response(href: href, propstats: [PropStat(status: 200, properties: found)])
+        case .prop(let names):
+            var found: [String] = []
+            var missing: [String] = []
+            for name in names {
+                if let live = LiveProperty.byName[name] {
+                    if let rendered = live.render(item, displayName: displayName, context: context) {
+                        found.append(rendered)
+                    } else {
+                        missing.append(PropertyXML.empty(name))
+                    }
+                } else if let property = dead.first(where: { $0.namespace == name.namespace && $0.name == name.local }) {
+                    found.append(property.xml)
+                } else {
+                    missing.append(PropertyXML.empty(name))
+                }
+            }
+            var propstats: [PropStat] = []
+            if !found.isEmpty { propstats.append(PropStat(status: 200, properties: found)) }
+            if !missing.isEmpty { propstats.append(PropStat(status: 404, properties: missing)) }
+            return Multistatus.response(href: href, propstats: propstats)
+        }
+    }
+
+    /// The locks that apply to an item, as lockdiscovery renders them.
+    func activeLocks(covering item: Item, provider: Provider) async throws -> [ActiveLockInfo] {
+        var result: [ActiveLockInfo] = []
+        for lock in try await provider.locks(covering: item) {
+            result.append(try await activeLockInfo(lock, provider: provider))
+        }
+        return result
+    }
+
+    func activeLockInfo(_ lock: Lock, provider: Provider) async throws -> ActiveLockInfo {
+        let rootPath = try await provider.index.path(of: lock.itemID)
+        let rootIsFolder = try await provider.index.item(id: lock.itemID)?.isFolder ?? false
+        return ActiveLockInfo(token: lock.token, scope: lock.exclusive ? .exclusive : .shared, depthInfinity: lock.depthInfinity,
+                              ownerXML: lock.ownerXML, timeoutSeconds: lock.remaining(), rootHref: href(rootPath, isFolder: rootIsFolder))
+    }
+
+    /// PROPFIND on `/`: the domains, as collections.
+    private func serverRootListing(depth: Depth, query: PropfindRequest) async throws -> Response {
+        let now = Date()
+        let root = Item(id: 0, domain: "", parentID: nil, name: "", kind: .folder, size: 0, modified: now, created: now,
+                        contentVersion: 1, upstreamVersion: nil, cachedVersion: nil, executable: false, listedAt: nil)
+        var body = Multistatus.header + renderResponse(root, path: [], query: query, dead: [], context: PropertyContext())
+        if depth != .zero {
+            for name in settings.domains.keys.sorted() {
+                let domainRoot = try await settings.domains[name]!.root()
+                let exchange = DAVExchange(request: request, context: context, settings: settings, user: user,
+                                           path: DAVPath(segments: [name]), trailingSlash: true, provider: settings.domains[name])
+                body += exchange.renderResponse(domainRoot, path: [], query: query, dead: [], context: PropertyContext())
+            }
+        }
+        body += Multistatus.footer
+        return Self.response(Self.multiStatus, body: body)
+    }
+
+    /// Depth (RFC 4918 section 10.2); nil when absent, 400 when unknown.
+    func parseDepth() throws -> Depth? {
+        do {
+            return try Depth.parse(headers[.init("Depth")!])
+        } catch {
+            throw DAVError.badRequest("invalid Depth header; use 0, 1 or infinity")
+        }
+    }
+}
+
+extension PropfindRequest {
+    /// Whether the response will include any of these properties.
+    func names(_ candidates: XMLName...) -> Bool {
+        switch self {
+        case .propname: false
+        case .allprop(let include): candidates.contains { include.contains($0) || LiveProperty.byName[$0]?.inAllprop == true }
+        case .prop(let names): candidates.contains { names.contains($0) }
+        }
+    }
+}

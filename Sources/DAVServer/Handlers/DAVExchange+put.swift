@@ -1,0 +1,52 @@
+import DAVProtocol
+import DAVXML
+import HTTPTypes
+import Hummingbird
+import Logging
+import ProviderCore
+
+extension DAVExchange {
+    /// PUT (RFC 9110 section 9.3.4, RFC 4918 section 9.7): checks first
+    /// (parent, locks, If, If-Match, If-None-Match), then `100 Continue`,
+    /// then the body streams to a temporary file that is fsynced and handed
+    /// to the provider. A cut connection or a short body leaves the old
+    /// content and no partial file anywhere.
+    func put() async throws -> Response {
+        let provider = try requireDomain()
+        guard !itemPath.isEmpty else { throw DAVError(.methodNotAllowed, "PUT on a domain root") }
+        if headers[.contentRange] != nil {
+            throw DAVError.badRequest("partial PUT (Content-Range) is not supported; send the whole content")
+        }
+        let existing = try await provider.item(at: itemPath)
+        if existing?.isFolder == true {
+            throw DAVError(.methodNotAllowed, "PUT on a collection")
+        }
+        guard let parent = try await provider.item(at: Array(itemPath.dropLast())), parent.isFolder else {
+            throw DAVError(ProviderError.parentMissing)
+        }
+        let submitted = try await evaluateIfHeader()
+        try checkWriteConditions(existing)
+        try await requireLockTokens(for: existing ?? parent, provider: provider, submitted: submitted)
+        // Finder sends chunked bodies with the real length here.
+        let expected = headers[.init("X-Expected-Entity-Length")!].flatMap(Int64.init)
+        continueIfExpected()
+        let file = provider.newWriteFile()
+        let written: Int64
+        do {
+            written = try await BodyFileWriter.write(request.body, to: file)
+        } catch {
+            provider.discardWrite(file)
+            if let error = error as? ProviderError { throw error }
+            throw DAVError(.badRequest, "the request body ended early (\(error)); nothing was stored")
+        }
+        if let expected, expected != written {
+            provider.discardWrite(file)
+            throw DAVError.badRequest("received \(written) bytes but X-Expected-Entity-Length announced \(expected); nothing was stored")
+        }
+        let (item, created) = try await provider.commitWrite(file, at: itemPath)
+        context.logger.debug("PUT \(path.href(collection: false)): \(written) bytes")
+        var fields = HTTPFields()
+        fields[.eTag] = item.etag
+        return Self.response(created ? .created : .noContent, headers: fields)
+    }
+}

@@ -1,0 +1,79 @@
+import DAVProtocol
+import Foundation
+import HTTPTypes
+import ProviderCore
+
+extension DAVExchange {
+    /// Evaluates the `If` header (RFC 4918 section 10.4) against the current
+    /// state of every resource it names. Returns the lock tokens the client
+    /// submitted; throws 412 when the header is false, 400 when malformed.
+    func evaluateIfHeader() async throws -> Set<String> {
+        guard let raw = headers[.init("If")!] else { return [] }
+        let header: IfHeader
+        do {
+            header = try IfHeader.parse(raw)
+        } catch {
+            throw DAVError.badRequest("malformed If header: \(raw)")
+        }
+        var states: [DAVPath: ResourceState] = [:]
+        for resource in Set(header.lists.map { $0.resource ?? path }) {
+            states[resource] = try await state(of: resource)
+        }
+        let satisfied = header.evaluate(requestPath: path) { states[$0] ?? ResourceState(etag: nil, lockTokens: []) }
+        guard satisfied else {
+            throw DAVError.preconditionFailed
+        }
+        return header.submittedTokens(for: path, requestPath: path)
+    }
+
+    /// The ETag and covering lock tokens of a resource named in an If header.
+    private func state(of resource: DAVPath) async throws -> ResourceState {
+        guard let domain = resource.segments.first, let provider = settings.domains[domain],
+              let item = try await provider.item(at: Array(resource.segments.dropFirst()))
+        else { return ResourceState(etag: nil, lockTokens: []) }
+        let locks = try await provider.locks(covering: item)
+        return ResourceState(etag: item.isFolder ? nil : item.etag, lockTokens: Set(locks.map(\.token)))
+    }
+
+    /// RFC 4918 section 7: a write to a locked resource must submit a token
+    /// of each lock covering it, and only the lock's owner may use a token.
+    /// Locks are grouped by their root: one token per root suffices (shared
+    /// locks on one resource are alternatives).
+    func requireLockTokens(for item: Item, provider: Provider, submitted: Set<String>, includeDescendants: Bool = false) async throws {
+        var locks = try await provider.locks(covering: item)
+        if includeDescendants { locks += try await provider.locks(below: item) }
+        guard !locks.isEmpty else { return }
+        for (root, group) in Dictionary(grouping: locks, by: \.itemID) {
+            if group.contains(where: { submitted.contains($0.token) && $0.principal == user }) { continue }
+            let rootItem = try await provider.index.item(id: root)
+            let rootPath = try await provider.index.path(of: root)
+            throw DAVError.locked(rootHref: href(rootPath, isFolder: rootItem?.isFolder ?? false))
+        }
+    }
+
+    /// RFC 9110 section 13: If-Match, If-None-Match and If-Unmodified-Since
+    /// for state-changing methods. `item` is nil when nothing is there yet.
+    func checkWriteConditions(_ item: Item?) throws {
+        let etag = item.flatMap { $0.isFolder ? nil : $0.etag }
+        if let ifMatch = EntityTagCondition.parse(headers[.ifMatch]) {
+            let ok: Bool
+            switch ifMatch {
+            case .any: ok = item != nil
+            case .tags: ok = ifMatch.matchesStrong(etag)
+            }
+            guard ok else { throw DAVError.preconditionFailed }
+        }
+        if let ifNoneMatch = EntityTagCondition.parse(headers[.ifNoneMatch]) {
+            let matches: Bool
+            switch ifNoneMatch {
+            case .any: matches = item != nil
+            case .tags: matches = ifNoneMatch.matchesWeak(etag)
+            }
+            guard !matches else { throw DAVError.preconditionFailed }
+        }
+        if let item, let since = headers[.ifUnmodifiedSince].flatMap(HTTPDate.parse),
+           item.modified.timeIntervalSince1970.rounded(.down) > since.timeIntervalSince1970 {
+            throw DAVError.preconditionFailed
+        }
+    }
+}

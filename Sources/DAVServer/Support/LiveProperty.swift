@@ -1,0 +1,68 @@
+import DAVProtocol
+import DAVXML
+import Foundation
+import ProviderCore
+
+/// The live properties davgate computes from the index (RFC 4918 section
+/// 15, RFC 4331 quota, Apache's `executable`). Protected: PROPPATCH may not
+/// set or remove them.
+enum LiveProperty: CaseIterable {
+    case creationdate, displayname, getcontentlength, getcontenttype, getetag, getlastmodified
+    case resourcetype, supportedlock, lockdiscovery, quotaAvailableBytes, quotaUsedBytes, executable
+
+    var name: XMLName {
+        switch self {
+        case .creationdate: .dav("creationdate")
+        case .displayname: .dav("displayname")
+        case .getcontentlength: .dav("getcontentlength")
+        case .getcontenttype: .dav("getcontenttype")
+        case .getetag: .dav("getetag")
+        case .getlastmodified: .dav("getlastmodified")
+        case .resourcetype: .dav("resourcetype")
+        case .supportedlock: .dav("supportedlock")
+        case .lockdiscovery: .dav("lockdiscovery")
+        case .quotaAvailableBytes: .dav("quota-available-bytes")
+        case .quotaUsedBytes: .dav("quota-used-bytes")
+        case .executable: XMLName(DAVNamespace.apache, "executable")
+        }
+    }
+
+    static let byName: [XMLName: LiveProperty] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
+
+    /// RFC 4331 section 3: quota properties are only returned when named.
+    var inAllprop: Bool { self != .quotaAvailableBytes && self != .quotaUsedBytes }
+
+    func applies(to item: Item) -> Bool {
+        switch self {
+        case .getcontentlength, .getcontenttype, .getetag, .executable: !item.isFolder
+        default: true
+        }
+    }
+
+    /// The rendered property element, or nil when it does not apply.
+    func render(_ item: Item, displayName: String, context: PropertyContext) -> String? {
+        guard applies(to: item) else { return nil }
+        switch self {
+        case .creationdate: return PropertyXML.text(name, HTTPDate.iso8601(item.created))
+        case .displayname: return PropertyXML.text(name, displayName)
+        case .getcontentlength: return PropertyXML.text(name, String(item.size))
+        case .getcontenttype: return PropertyXML.text(name, ContentType.forName(item.name))
+        case .getetag: return PropertyXML.text(name, item.etag)
+        case .getlastmodified: return PropertyXML.text(name, HTTPDate.rfc1123(item.modified))
+        case .resourcetype: return item.isFolder ? PropertyXML.element(name, valueXML: "<D:collection/>") : PropertyXML.empty(name)
+        case .supportedlock: return PropertyXML.element(name, valueXML: LockXML.supportedlockValue)
+        case .lockdiscovery:
+            let locks = context.locks[item.id] ?? []
+            return locks.isEmpty ? PropertyXML.empty(name) : PropertyXML.element(name, valueXML: LockXML.lockdiscoveryValue(locks))
+        case .quotaAvailableBytes: return context.quota.map { PropertyXML.text(name, String($0.available)) }
+        case .quotaUsedBytes: return context.quota.map { PropertyXML.text(name, String($0.used)) }
+        case .executable: return PropertyXML.text(name, item.executable ? "T" : "F")
+        }
+    }
+}
+
+/// What rendering needs beyond the item, fetched once per request or page.
+struct PropertyContext: Sendable {
+    var quota: UpstreamQuota?
+    var locks: [Int64: [ActiveLockInfo]] = [:]
+}

@@ -1,0 +1,344 @@
+import Foundation
+
+extension GatewayConfig {
+    /// The log levels `log_level` accepts (swift-log's).
+    static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+
+    /// Reads and checks a configuration file.
+    ///
+    /// Refused, naming the file, the key and its line: a missing or unreadable file, TOML that does not
+    /// parse, unknown tables and keys, values of the wrong type or out of range, no `[[domain]]`, a
+    /// duplicate or invalid domain name, a certificate without its private key (or the reverse), and
+    /// a `file:` upstream that does not exist (unless it lies in the state folder, where the server
+    /// makes it on first start).
+    /// - Parameter file: the configuration file; a relative path is taken from the working directory.
+    /// - Returns: the configuration, every path absolute.
+    public static func load(from file: URL) throws(ConfigError) -> GatewayConfig {
+        let shownName = file.isFileURL ? file.relativePath : file.absoluteString
+        let absolute = file.absoluteURL.standardizedFileURL
+        let data: Data
+        do {
+            data = try Data(contentsOf: absolute)
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            throw ConfigError(file: shownName, reason: "file not found")
+        } catch {
+            guard FileManager.default.fileExists(atPath: absolute.path) else {
+                throw ConfigError(file: shownName, reason: "file not found")
+            }
+            throw ConfigError(file: shownName, reason: "cannot read the file: \(error.localizedDescription)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigError(file: shownName, reason: "the file is not UTF-8 text")
+        }
+        let document: TOMLTable
+        do {
+            document = try TOML.parse(text)
+        } catch {
+            throw ConfigError(file: shownName, line: error.line, reason: "column \(error.column): \(error.reason)")
+        }
+        let reader = ConfigReader(file: shownName, folder: absolute.deletingLastPathComponent())
+        return try reader.read(document, absolute: absolute)
+    }
+}
+
+/// Turns the parsed document into settings, one table at a time.
+private struct ConfigReader {
+    let file: String
+    let folder: URL
+
+    func read(_ document: TOMLTable, absolute: URL) throws(ConfigError) -> GatewayConfig {
+        for key in document.keys where key != "server" && key != "domain" {
+            let line = document.line(of: key)
+            if case .table = document[key] {
+                throw ConfigError(file: file, key: "[\(key)]", line: line, reason: "unknown table (known: [server], [[domain]])")
+            }
+            if case .array(let elements) = document[key], elements.allSatisfy({ if case .table = $0 { true } else { false } }), !elements.isEmpty {
+                throw ConfigError(file: file, key: "[[\(key)]]", line: line, reason: "unknown table (known: [server], [[domain]])")
+            }
+            throw ConfigError(file: file, key: key, line: line, reason: "unknown key: settings belong in [server] or [[domain]]")
+        }
+
+        var server = ServerSettings(configFolder: folder)
+        if let value = document["server"] {
+            guard case .table(let table) = value else {
+                throw ConfigError(file: file, key: "server", line: document.line(of: "server"), reason: "expected the table [server], got \(value.typeName)")
+            }
+            server = try readServer(SettingsTable(table, name: "[server]", file: file))
+        }
+        if server.tls {
+            let settings: SettingsTable
+            if case .table(let table) = document["server"] {
+                settings = SettingsTable(table, name: "[server]", file: file)
+            } else {
+                settings = SettingsTable(TOMLTable(), name: "[server]", file: file, isInFile: false)
+            }
+            try checkCertificatePair(server, in: settings)
+        }
+
+        guard let domainsValue = document["domain"] else {
+            throw ConfigError(file: file, reason: "no [[domain]]: at least one domain is needed")
+        }
+        guard case .array(let elements) = domainsValue, !elements.isEmpty else {
+            throw ConfigError(
+                file: file, key: "domain", line: document.line(of: "domain"),
+                reason: "expected [[domain]] tables (an array of tables), got \(domainsValue.typeName)"
+            )
+        }
+        var domains: [DomainSettings] = []
+        var lineOfName: [String: Int] = [:]
+        for element in elements {
+            guard case .table(let table) = element else {
+                throw ConfigError(file: file, key: "domain", line: document.line(of: "domain"), reason: "expected [[domain]] tables, got \(element.typeName)")
+            }
+            let settings = SettingsTable(table, name: "[[domain]]", file: file)
+            let domain = try readDomain(settings, server: server)
+            if let first = lineOfName[domain.name] {
+                throw settings.error("name", "domain \"\(domain.name)\" is defined twice (first on line \(first))")
+            }
+            lineOfName[domain.name] = table.line(of: "name") ?? table.line
+            domains.append(domain)
+        }
+        return GatewayConfig(file: absolute, server: server, domains: domains)
+    }
+
+    private func readServer(_ table: SettingsTable) throws(ConfigError) -> ServerSettings {
+        try table.refuseUnknownKeys([
+            "listen", "tls", "certificate", "private_key", "state", "allow_basic_over_http", "max_xml_body",
+            "propfind_infinity", "listing_ttl", "lock_timeout_default", "lock_timeout_max", "log_level", "realm",
+        ])
+        var server = ServerSettings(configFolder: folder)
+        if let listen = try table.string("listen") {
+            guard let (host, port) = Self.parseListen(listen) else {
+                throw table.error("listen", "expected host:port, got \"\(listen)\"")
+            }
+            server.host = host
+            server.port = port
+        }
+        server.tls = try table.bool("tls") ?? server.tls
+        let certificate = try table.string("certificate")
+        let privateKey = try table.string("private_key")
+        switch (certificate, privateKey) {
+        case (.some, nil):
+            throw table.error("certificate", "certificate is set without private_key: set both or neither")
+        case (nil, .some):
+            throw table.error("private_key", "private_key is set without certificate: set both or neither")
+        default:
+            break
+        }
+        if let certificate { server.certificate = try path(certificate, key: "certificate", in: table) }
+        if let privateKey { server.privateKey = try path(privateKey, key: "private_key", in: table) }
+        if let state = try table.string("state") { server.state = try path(state, key: "state", in: table) }
+        server.allowBasicOverHTTP = try table.bool("allow_basic_over_http") ?? server.allowBasicOverHTTP
+        if let bytes = try table.integer("max_xml_body") {
+            guard bytes > 0 else { throw table.error("max_xml_body", "expected a size in bytes above 0, got \(bytes)") }
+            server.maxXMLBodyBytes = bytes
+        }
+        server.propfindInfinity = try table.bool("propfind_infinity") ?? server.propfindInfinity
+        server.listingTTL = try table.duration("listing_ttl") ?? server.listingTTL
+        if let seconds = try table.integer("lock_timeout_default") {
+            guard seconds > 0 else { throw table.error("lock_timeout_default", "expected seconds above 0, got \(seconds)") }
+            server.lockTimeoutDefault = seconds
+        }
+        if let seconds = try table.integer("lock_timeout_max") {
+            guard seconds > 0 else { throw table.error("lock_timeout_max", "expected seconds above 0, got \(seconds)") }
+            server.lockTimeoutMax = seconds
+        }
+        guard server.lockTimeoutDefault <= server.lockTimeoutMax else {
+            let key = table.has("lock_timeout_default") ? "lock_timeout_default" : "lock_timeout_max"
+            throw table.error(key, "lock_timeout_default (\(server.lockTimeoutDefault)) is above lock_timeout_max (\(server.lockTimeoutMax))")
+        }
+        if let level = try table.string("log_level") {
+            guard GatewayConfig.logLevels.contains(level) else {
+                throw table.error("log_level", "expected one of \(GatewayConfig.logLevels.joined(separator: ", ")), got \"\(level)\"")
+            }
+            server.logLevel = level
+        }
+        if let realm = try table.string("realm") {
+            // The realm is sent as a quoted-string in WWW-Authenticate (RFC 7617 section 2).
+            guard !realm.isEmpty, realm.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F && $0 != "\"" && $0 != "\\" }) else {
+                throw table.error("realm", "expected a non-empty text without quotes, backslashes or control characters")
+            }
+            server.realm = realm
+        }
+        return server
+    }
+
+    /// A certificate without its key (or the reverse) is a mistake to report, not a reason to make a new pair.
+    private func checkCertificatePair(_ server: ServerSettings, in table: SettingsTable) throws(ConfigError) {
+        let manager = FileManager.default
+        let hasCertificate = manager.fileExists(atPath: server.certificate.path)
+        let hasKey = manager.fileExists(atPath: server.privateKey.path)
+        if hasCertificate, !hasKey {
+            throw table.error(
+                "private_key",
+                "the certificate \(server.certificate.path) exists but its private key \(server.privateKey.path) does not; restore the key or remove both to have a development pair made"
+            )
+        }
+        if hasKey, !hasCertificate {
+            throw table.error(
+                "certificate",
+                "the private key \(server.privateKey.path) exists but its certificate \(server.certificate.path) does not; restore the certificate or remove both to have a development pair made"
+            )
+        }
+    }
+
+    private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl"])
+        guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
+        guard Self.isValidDomainName(name) else {
+            throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
+        }
+        guard let upstreamText = try table.string("upstream") else {
+            throw table.error(nil, "missing key upstream (in domain \"\(name)\")")
+        }
+        let upstream = try upstream(upstreamText, in: table, server: server)
+        let ttl = try table.duration("listing_ttl") ?? server.listingTTL
+        return DomainSettings(name: name, upstream: upstream, listingTTL: ttl)
+    }
+
+    private func upstream(_ text: String, in table: SettingsTable, server: ServerSettings) throws(ConfigError) -> UpstreamLocation {
+        if text.hasPrefix("http://") || text.hasPrefix("https://") {
+            guard let url = URL(string: text), let host = url.host, !host.isEmpty else {
+                throw table.error("upstream", "not a valid URL: \"\(text)\"")
+            }
+            return .webdav(url)
+        }
+        guard text.hasPrefix("file:") else {
+            throw table.error("upstream", "expected file:PATH, http://... or https://..., got \"\(text)\"")
+        }
+        var path = String(text.dropFirst("file:".count))
+        if path.hasPrefix("//") {
+            // file:///absolute/path, the URL form.
+            guard let url = URL(string: text), url.host == nil || url.host == "" || url.host == "localhost" else {
+                throw table.error("upstream", "a file: URL names no other host, got \"\(text)\"")
+            }
+            path = url.path
+        }
+        guard !path.isEmpty else { throw table.error("upstream", "file: needs a path, got \"\(text)\"") }
+        let directory = GatewayConfig.resolve(path, against: folder)
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw table.error("upstream", "\(directory.path) is not a folder") }
+        } else {
+            let state = server.state.path
+            let insideState = directory.path == state || directory.path.hasPrefix(state.hasSuffix("/") ? state : state + "/")
+            guard insideState else {
+                throw table.error("upstream", "the folder \(directory.path) does not exist (only folders inside the state folder \(state) are made on first start)")
+            }
+        }
+        return .directory(directory)
+    }
+
+    private func path(_ text: String, key: String, in table: SettingsTable) throws(ConfigError) -> URL {
+        guard !text.isEmpty, !text.utf8.contains(0) else { throw table.error(key, "expected a path, got \"\(text)\"") }
+        return GatewayConfig.resolve(text, against: folder)
+    }
+
+    /// `host:port`, `[v6]:port`; port 0-65535 (0: ephemeral).
+    static func parseListen(_ text: String) -> (host: String, port: Int)? {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { return nil }
+            portText = rest.dropFirst()
+            guard host.contains(":") else { return nil }
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+            guard !host.contains(":") else { return nil }  // IPv6 needs brackets
+        }
+        guard !host.isEmpty,
+            host.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && !"/[]@?#".unicodeScalars.contains($0) }),
+            (1...5).contains(portText.count), portText.allSatisfy(\.isASCII), portText.allSatisfy(\.isNumber),
+            let port = Int(portText), (0...65535).contains(port)
+        else { return nil }
+        return (String(host), port)
+    }
+
+    static func isValidDomainName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...64).contains(bytes.count), bytes.first != UInt8(ascii: ".") else { return false }
+        return bytes.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                true
+            default:
+                false
+            }
+        }
+    }
+}
+
+/// One table of the configuration with typed, checked access to its keys.
+private struct SettingsTable {
+    let table: TOMLTable
+    /// `[server]` or `[[domain]]`, as the file spells it.
+    let name: String
+    let file: String
+
+    /// The line for errors about keys it lacks; nil for a table the file does not have.
+    let line: Int?
+
+    init(_ table: TOMLTable, name: String, file: String, isInFile: Bool = true) {
+        self.table = table
+        self.name = name
+        self.file = file
+        self.line = isInFile ? table.line : nil
+    }
+
+    /// An error about `key` (or about the table itself), at the key's line (or the table's).
+    func error(_ key: String?, _ reason: String) -> ConfigError {
+        ConfigError(
+            file: file,
+            key: key.map { "\(name) \($0)" } ?? name,
+            line: key.flatMap(table.line(of:)) ?? line,
+            reason: reason
+        )
+    }
+
+    func has(_ key: String) -> Bool { table[key] != nil }
+
+    func refuseUnknownKeys(_ known: [String]) throws(ConfigError) {
+        for key in table.keys where !known.contains(key) {
+            throw error(key, "unknown key (known: \(known.joined(separator: ", ")))")
+        }
+    }
+
+    func string(_ key: String) throws(ConfigError) -> String? {
+        guard let value = table[key] else { return nil }
+        guard case .string(let text) = value else { throw error(key, "expected a string, got \(value.typeName)") }
+        return text
+    }
+
+    func bool(_ key: String) throws(ConfigError) -> Bool? {
+        guard let value = table[key] else { return nil }
+        guard case .bool(let flag) = value else { throw error(key, "expected true or false, got \(value.typeName)") }
+        return flag
+    }
+
+    func integer(_ key: String) throws(ConfigError) -> Int? {
+        guard let value = table[key] else { return nil }
+        guard case .integer(let number) = value, let result = Int(exactly: number) else {
+            throw error(key, "expected an integer, got \(value.typeName)")
+        }
+        return result
+    }
+
+    /// Seconds, as an integer or a float, finite and not negative.
+    func duration(_ key: String) throws(ConfigError) -> Double? {
+        guard let value = table[key] else { return nil }
+        let seconds: Double
+        switch value {
+        case .integer(let number): seconds = Double(number)
+        case .float(let number): seconds = number
+        default: throw error(key, "expected seconds (a number), got \(value.typeName)")
+        }
+        guard seconds.isFinite, seconds >= 0 else { throw error(key, "expected seconds of 0 or more, got \(seconds)") }
+        return seconds
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// davgate's configuration, read from a TOML file (`conf/davgate.toml` by default).
+///
+/// Every path in it is absolute: relative paths in the file are taken from the file's own folder,
+/// so the server behaves the same whatever its working directory.
+public struct GatewayConfig: Sendable {
+    /// The configuration file, absolute.
+    public var file: URL
+    public var server: ServerSettings
+    /// At least one.
+    public var domains: [DomainSettings]
+
+    /// The configuration file used when none is named, relative to the working directory.
+    public static let defaultPath = "conf/davgate.toml"
+
+    public init(file: URL, server: ServerSettings, domains: [DomainSettings]) {
+        self.file = file
+        self.server = server
+        self.domains = domains
+    }
+}
+
+/// The `[server]` table.
+public struct ServerSettings: Sendable {
+    /// From `listen = "127.0.0.1:8443"` (or `"[::1]:8443"`); port 0 asks for an ephemeral port.
+    public var host: String
+    public var port: Int
+    /// `tls`, default true. Without it, Basic auth is refused unless ``allowBasicOverHTTP``.
+    public var tls: Bool
+    /// `certificate`, default `../certs/davgate.pem` beside the configuration folder.
+    public var certificate: URL
+    /// `private_key`, default `../certs/davgate-key.pem`.
+    public var privateKey: URL
+    /// `state`: the index, cache and users file; default `../var`.
+    public var state: URL
+    /// `allow_basic_over_http`, default false.
+    public var allowBasicOverHTTP: Bool
+    /// `max_xml_body` in bytes, default 1 MiB: larger XML request bodies get 413 before they are read.
+    public var maxXMLBodyBytes: Int
+    /// `propfind_infinity`, default false: PROPFIND with `Depth: infinity` is refused (RFC 4918 section 9.1).
+    public var propfindInfinity: Bool
+    /// `listing_ttl` in seconds, default 5: how long a listing from the upstream is trusted.
+    public var listingTTL: Double
+    /// `lock_timeout_default` in seconds (600): a LOCK without `Timeout`.
+    public var lockTimeoutDefault: Int
+    /// `lock_timeout_max` in seconds (604800, a week): the most a client may ask for.
+    public var lockTimeoutMax: Int
+    /// `log_level`: trace, debug, info, notice, warning, error or critical; default info.
+    public var logLevel: String
+    /// `realm` of the Basic auth challenge, default `davgate`.
+    public var realm: String
+
+    /// The settings of a file without a `[server]` table, paths resolved against `configFolder`.
+    public init(configFolder: URL) {
+        host = "127.0.0.1"
+        port = 8443
+        tls = true
+        certificate = GatewayConfig.resolve("../certs/davgate.pem", against: configFolder)
+        privateKey = GatewayConfig.resolve("../certs/davgate-key.pem", against: configFolder)
+        state = GatewayConfig.resolve("../var", against: configFolder)
+        allowBasicOverHTTP = false
+        maxXMLBodyBytes = 1 << 20
+        propfindInfinity = false
+        listingTTL = 5
+        lockTimeoutDefault = 600
+        lockTimeoutMax = 604_800
+        logLevel = "info"
+        realm = "davgate"
+    }
+}
+
+/// One `[[domain]]`: a root served at `/NAME/`, bridged to its upstream.
+public struct DomainSettings: Sendable {
+    /// 1-64 of `[A-Za-z0-9._-]`, not starting with `.`; unique.
+    public var name: String
+    public var upstream: UpstreamLocation
+    /// `listing_ttl`, defaulting to the server's.
+    public var listingTTL: Double
+
+    public init(name: String, upstream: UpstreamLocation, listingTTL: Double) {
+        self.name = name
+        self.upstream = upstream
+        self.listingTTL = listingTTL
+    }
+}
+
+extension GatewayConfig {
+    /// `path` as an absolute, standardized file URL; a relative path is taken from `folder`.
+    static func resolve(_ path: String, against folder: URL) -> URL {
+        var path = Substring(path)
+        while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }  // "../var/" names the same folder as "../var"
+        let url = path.hasPrefix("/") ? URL(fileURLWithPath: String(path)) : folder.appendingPathComponent(String(path))
+        return url.standardizedFileURL
+    }
+}

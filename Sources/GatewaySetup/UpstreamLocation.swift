@@ -1,0 +1,9 @@
+import Foundation
+
+/// Where a domain's files really live.
+public enum UpstreamLocation: Sendable, Equatable {
+    /// A local folder, from `upstream = "file:relative/or/absolute"`; the URL is absolute and standardized.
+    case directory(URL)
+    /// Another WebDAV server, from `upstream = "http://..."` or `"https://..."`.
+    case webdav(URL)
+}

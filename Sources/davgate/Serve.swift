@@ -1,0 +1,92 @@
+import ArgumentParser
+import DAVServer
+import Foundation
+import GatewaySetup
+import Logging
+import ProviderCore
+import Upstreams
+import Users
+
+/// `davgate serve`: first-start set-up, then the server until SIGINT/SIGTERM.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the configured domains over WebDAV.",
+        discussion: """
+            On first start this makes a self-signed certificate for localhost (when none is \
+            configured) and the user 'admin' with a random password, printed once.
+            """
+    )
+
+    @OptionGroup var options: ConfigOption
+
+    func run() async throws {
+        let config = try loadConfig(options.config)
+        let logger = makeLogger(level: config.server.logLevel)
+        let server = config.server
+        try FileManager.default.createDirectory(at: server.state, withIntermediateDirectories: true)
+
+        var tls: (certificate: String, privateKey: String)?
+        if server.tls {
+            let (created, fingerprint) = try DevelopmentCertificate.ensure(certificate: server.certificate, privateKey: server.privateKey)
+            if created {
+                say("Created a self-signed certificate for localhost and 127.0.0.1: \(server.certificate.path)")
+            }
+            say("Certificate SHA-256 fingerprint: \(fingerprint)")
+            tls = (server.certificate.path, server.privateKey.path)
+        }
+
+        let users = try UserStore(file: server.state.appendingPathComponent("users.json"))
+        if let password = try FirstStart.ensureAdmin(in: users) {
+            say("Created user 'admin' with password: \(password)")
+            say("(shown once; change it with: davgate user passwd admin --password-stdin)")
+        }
+
+        let index = try MetadataIndex(file: server.state.appendingPathComponent("index.sqlite"))
+        var providers: [String: Provider] = [:]
+        for domain in config.domains {
+            let store: any UpstreamStore
+            switch domain.upstream {
+            case .directory(let root):
+                try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+                store = DirectoryStore(root: root)
+            case .webdav(let url):
+                throw ValidationError("\(config.file.path): domain \(domain.name): WebDAV upstreams (\(url.absoluteString)) are not available in this version; use a file: upstream")
+            }
+            providers[domain.name] = try Provider(
+                domain: domain.name, store: store, index: index,
+                cacheFolder: server.state.appendingPathComponent("cache").appendingPathComponent(domain.name),
+                listingTTL: domain.listingTTL, logger: logger)
+        }
+
+        let settings = DAVServerSettings(
+            host: server.host, port: server.port, tls: tls, domains: providers, users: users,
+            realm: server.realm, allowBasicOverHTTP: server.allowBasicOverHTTP,
+            maxXMLBodyBytes: server.maxXMLBodyBytes, propfindInfinity: server.propfindInfinity,
+            lockTimeoutDefault: server.lockTimeoutDefault, lockTimeoutMax: server.lockTimeoutMax)
+        let scheme = server.tls ? "https" : "http"
+        let host = server.host.contains(":") ? "[\(server.host)]" : server.host
+        try await DAVServer(settings: settings, logger: logger).run { port in
+            let domains = config.domains.map { "\(scheme)://\(host):\(port)/\($0.name)/" }.joined(separator: ", ")
+            say("davgate listening on \(scheme)://\(host):\(port)/ serving \(domains)")
+        }
+    }
+}
+
+/// Prints a line for the operator and flushes at once (tests read it).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func loadConfig(_ path: String) throws -> GatewayConfig {
+    do {
+        return try GatewayConfig.load(from: URL(fileURLWithPath: path))
+    } catch {
+        throw ValidationError("\(error)")
+    }
+}
+
+func makeLogger(level: String) -> Logger {
+    var logger = Logger(label: "davgate") { StreamLogHandler.standardError(label: $0) }
+    logger.logLevel = Logger.Level(rawValue: level) ?? .info
+    return logger
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// litmus, the WebDAV conformance suite, all five suites, against the real
+/// davgate over TLS and over plain HTTP. Fails on any failed test and on any
+/// warning.
+@Suite("litmus", .serialized)
+struct LitmusTests {
+    @Test("litmus over TLS", arguments: [true, false])
+    func litmus(tls: Bool) async throws {
+        let litmus = try #require(findExecutable("litmus"), "litmus is not installed; .ci/run installs it (apt-get install litmus)")
+        let server = try await DavgateProcess(tls: tls)
+        defer { server.cleanUp() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: litmus)
+        process.arguments = ["\(server.baseURL)/files/", "admin", server.adminPassword]
+        process.currentDirectoryURL = server.root
+        var environment = ProcessInfo.processInfo.environment
+        environment["TESTS"] = "basic copymove props locks http"
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let output = String(decoding: data, as: UTF8.self)
+        let summary = LitmusSummary(output)
+        if summary.failed > 0 || summary.warnings > 0 || summary.passed != 103 {
+            print(output)
+            print(server.stderr)
+        }
+        #expect(summary.suites == 5, "litmus ran \(summary.suites) suites")
+        #expect(summary.passed == 103, "litmus passed \(summary.passed) of 103")
+        #expect(summary.failed == 0, "litmus failures: \(summary.failures)")
+        #expect(summary.warnings == 0, "litmus warnings: \(summary.warningLines)")
+    }
+}
+
+/// The figures litmus prints: one summary line per suite, warnings, failures.
+struct LitmusSummary {
+    var suites = 0
+    var passed = 0
+    var failed = 0
+    var warnings = 0
+    var failures: [String] = []
+    var warningLines: [String] = []
+
+    init(_ output: String) {
+        for line in output.split(separator: "\n").map(String.init) {
+            // "<- summary for `basic': of 16 tests run: 16 passed, 0 failed. 100.0%"
+            if line.contains("<- summary for") {
+                suites += 1
+                passed += Self.number(before: " passed", in: line)
+                failed += Self.number(before: " failed", in: line)
+            } else if line.contains("warning") && line.contains("issued") {
+                // "-> 1 warning was issued." / "-> 2 warnings were issued."
+                warnings += Self.number(before: " warning", in: line)
+            }
+            if line.contains("FAIL") { failures.append(line) }
+            if line.contains("WARNING") { warningLines.append(line) }
+        }
+    }
+
+    static func number(before marker: String, in line: String) -> Int {
+        guard let range = line.range(of: marker) else { return 0 }
+        let digits = line[..<range.lowerBound].reversed().prefix { $0.isNumber }
+        return Int(String(digits.reversed())) ?? 0
+    }
+}
+
+func findExecutable(_ name: String) -> String? {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let path = "\(dir)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+}

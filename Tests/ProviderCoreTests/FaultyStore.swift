@@ -1,0 +1,55 @@
+import Foundation
+import NIOConcurrencyHelpers
+import ProviderCore
+import Upstreams
+
+/// A wrapper around the real directory store that counts calls, can slow
+/// fetches down and can make chosen operations fail: the only place in the
+/// tests where a failure is injected.
+final class FaultyStore: UpstreamStore {
+    let base: DirectoryStore
+    let fetchCount = NIOLockedValueBox(0)
+    let fetchDelay = NIOLockedValueBox<Duration>(.zero)
+    let failing = NIOLockedValueBox<[String: UpstreamError]>([:])
+
+    init(root: URL) { base = DirectoryStore(root: root) }
+
+    var displayName: String { "faulty(\(base.displayName))" }
+
+    private func check(_ operation: String) throws {
+        if let error = failing.withLockedValue({ $0[operation] }) { throw error }
+    }
+
+    func list(_ folder: ItemPath) async throws -> [UpstreamEntry] {
+        try check("list")
+        return try await base.list(folder)
+    }
+    func stat(_ path: ItemPath) async throws -> UpstreamEntry? { try await base.stat(path) }
+    func fetch(_ path: ItemPath, into destination: URL) async throws -> UpstreamEntry {
+        fetchCount.withLockedValue { $0 += 1 }
+        try await Task.sleep(for: fetchDelay.withLockedValue { $0 })
+        try check("fetch")
+        return try await base.fetch(path, into: destination)
+    }
+    func upload(_ file: URL, to path: ItemPath) async throws -> UpstreamEntry {
+        try check("upload")
+        return try await base.upload(file, to: path)
+    }
+    func makeFolder(_ path: ItemPath) async throws -> UpstreamEntry {
+        try check("makeFolder")
+        return try await base.makeFolder(path)
+    }
+    func delete(_ path: ItemPath) async throws {
+        try check("delete")
+        try await base.delete(path)
+    }
+    func move(_ source: ItemPath, to destination: ItemPath) async throws -> UpstreamEntry {
+        try check("move")
+        return try await base.move(source, to: destination)
+    }
+    func copy(_ source: ItemPath, to destination: ItemPath, recursive: Bool) async throws -> UpstreamEntry {
+        try check("copy")
+        return try await base.copy(source, to: destination, recursive: recursive)
+    }
+    func quota() async throws -> UpstreamQuota? { try await base.quota() }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Logging
+import ProviderCore
+import Testing
+
+/// A provider over a real SQLite index and a real folder, in a temp dir.
+struct Fixture {
+    let root: URL
+    let upstream: URL
+    let store: FaultyStore
+    let provider: Provider
+
+    init(ttl: TimeInterval = 0) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("pc-\(UUID().uuidString)")
+        upstream = root.appendingPathComponent("upstream")
+        try FileManager.default.createDirectory(at: upstream, withIntermediateDirectories: true)
+        store = FaultyStore(root: upstream)
+        let index = try MetadataIndex(file: root.appendingPathComponent("index.sqlite"))
+        provider = try Provider(domain: "files", store: store, index: index, cacheFolder: root.appendingPathComponent("cache"),
+                                listingTTL: ttl, logger: Logger(label: "test"))
+    }
+
+    func write(_ text: String, _ name: String) throws {
+        try text.write(to: upstream.appendingPathComponent(name), atomically: true, encoding: .utf8)
+    }
+
+    func put(_ text: String, at path: ItemPath) async throws -> Item {
+        let file = provider.newWriteFile()
+        try text.write(to: file, atomically: false, encoding: .utf8)
+        return try await provider.commitWrite(file, at: path).item
+    }
+
+    func cleanUp() { try? FileManager.default.removeItem(at: root) }
+}
+
+@Suite("Provider core over a real index and directory")
+struct ProviderTests {
+    @Test("listing creates placeholders without fetching content")
+    func placeholders() async throws {
+        let f = try Fixture()
+        defer { f.cleanUp() }
+        for i in 0..<20 { try f.write("file \(i)", "f\(i).txt") }
+        let root = try await f.provider.root()
+        try await f.provider.refreshIfStale(root)
+        let children = try await f.provider.children(of: root)
+        #expect(children.count == 20)
+        #expect(children.allSatisfy { !$0.isMaterialized && $0.size > 0 })
+        #expect(f.store.fetchCount.withLockedValue { $0 } == 0)
+    }
+
+    @Test("concurrent first reads of a placeholder share one fetch")
+    func singleFlight() async throws {
+        let f = try Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        try f.write("shared content", "shared.txt")
+        f.store.fetchDelay.withLockedValue { $0 = .milliseconds(200) }
+        let item = try #require(try await f.provider.item(at: ["shared.txt"]))
+        let contents = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<16 {
+                group.addTask {
+                    let (_, url) = try await f.provider.contents(of: item, at: ["shared.txt"])
+                    return try String(contentsOf: url, encoding: .utf8)
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(contents.count == 16)
+        #expect(contents.allSatisfy { $0 == "shared content" })
+        #expect(f.store.fetchCount.withLockedValue { $0 } == 1)
+        // Later reads come from the cache while the version is unchanged.
+        let again = try #require(try await f.provider.item(at: ["shared.txt"]))
+        #expect(again.isMaterialized)
+        _ = try await f.provider.contents(of: again, at: ["shared.txt"])
+        #expect(f.store.fetchCount.withLockedValue { $0 } == 1)
+    }
+
+    @Test("a failed fetch leaves a placeholder and no partial content")
+    func failedFetch() async throws {
+        let f = try Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        try f.write("content", "a.txt")
+        let item = try #require(try await f.provider.item(at: ["a.txt"]))
+        f.store.failing.withLockedValue { $0["fetch"] = .unavailable("injected") }
+        await #expect(throws: ProviderError.upstream(.unavailable("injected"))) {
+            _ = try await f.provider.contents(of: item, at: ["a.txt"])
+        }
+        let after = try #require(try await f.provider.item(at: ["a.txt"]))
+        #expect(!after.isMaterialized)
+        #expect(!f.provider.cache.hasFile(for: item.id))
+        let temporary = try FileManager.default.contentsOfDirectory(atPath: f.provider.cache.folder.appendingPathComponent("tmp").path)
+        #expect(temporary.isEmpty)
+    }
+
+    @Test("an upstream failure during a write leaves index and upstream as they were")
+    func failedUpload() async throws {
+        let f = try Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        let original = try await f.put("original", at: ["doc.txt"])
+        f.store.failing.withLockedValue { $0["upload"] = .noSpace }
+        await #expect(throws: ProviderError.upstream(.noSpace)) {
+            _ = try await f.put("replacement", at: ["doc.txt"])
+        }
+        let after = try #require(try await f.provider.item(at: ["doc.txt"]))
+        #expect(after.etag == original.etag)
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("doc.txt"), encoding: .utf8) == "original")
+        let (_, url) = try await f.provider.contents(of: after, at: ["doc.txt"])
+        #expect(try String(contentsOf: url, encoding: .utf8) == "original")
+        // A new file that fails upstream leaves no index row either.
+        await #expect(throws: ProviderError.self) { _ = try await f.put("x", at: ["new.txt"]) }
+        #expect(try await f.provider.item(at: ["new.txt"]) == nil)
+    }
+
+    @Test("failed MKCOL, MOVE and DELETE upstream change nothing in the index")
+    func failedNamespaceChanges() async throws {
+        let f = try Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        _ = try await f.put("x", at: ["a.txt"])
+        f.store.failing.withLockedValue { $0 = ["makeFolder": .io("injected"), "move": .io("injected"), "delete": .io("injected")] }
+        await #expect(throws: ProviderError.self) { _ = try await f.provider.makeFolder(at: ["dir"]) }
+        await #expect(throws: ProviderError.self) { _ = try await f.provider.move(from: ["a.txt"], to: ["b.txt"], overwrite: false) }
+        await #expect(throws: ProviderError.self) { try await f.provider.delete(at: ["a.txt"]) }
+        #expect(try await f.provider.item(at: ["dir"]) == nil)
+        #expect(try await f.provider.item(at: ["b.txt"]) == nil)
+        #expect(try await f.provider.item(at: ["a.txt"]) != nil)
+    }
+
+    @Test("move keeps identity and dead properties; copy duplicates them")
+    func moveAndCopy() async throws {
+        let f = try Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        _ = try await f.provider.makeFolder(at: ["dir"])
+        let file = try await f.put("data", at: ["dir", "a.txt"])
+        try await f.provider.changeProperties(of: file, [.set(DeadProperty(namespace: "urn:x", name: "p", xml: "<x0:p xmlns:x0=\"urn:x\">v</x0:p>"))])
+        let copied = try await f.provider.copy(from: ["dir"], to: ["dir2"], recursive: true, overwrite: false)
+        #expect(!copied.replaced)
+        let copy = try #require(try await f.provider.item(at: ["dir2", "a.txt"]))
+        #expect(try await f.provider.deadProperties(of: copy).map(\.name) == ["p"])
+        let moved = try await f.provider.move(from: ["dir", "a.txt"], to: ["b.txt"], overwrite: false)
+        #expect(moved.item.id == file.id)
+        #expect(try await f.provider.deadProperties(of: moved.item).map(\.name) == ["p"])
+        #expect(try await f.provider.item(at: ["dir", "a.txt"]) == nil)
+    }
+
+    @Test("exclusive locks conflict, shared locks coexist, locks survive reopening the index")
+    func locks() async throws {
+        let f = try Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        let folder = try await f.provider.makeFolder(at: ["dir"])
+        let file = try await f.put("x", at: ["dir", "a.txt"])
+        let deep = try await f.provider.createLock(on: folder, depthInfinity: true, exclusive: true, ownerXML: nil, principal: "alice", timeout: 600)
+        await #expect(throws: LockError.self) {
+            _ = try await f.provider.createLock(on: file, depthInfinity: false, exclusive: false, ownerXML: nil, principal: "bob", timeout: 600)
+        }
+        #expect(try await f.provider.locks(covering: file).map(\.token) == [deep.token])
+        try await f.provider.unlock(token: deep.token)
+        let s1 = try await f.provider.createLock(on: file, depthInfinity: false, exclusive: false, ownerXML: nil, principal: "a", timeout: 600)
+        let s2 = try await f.provider.createLock(on: file, depthInfinity: false, exclusive: false, ownerXML: nil, principal: "b", timeout: nil)
+        #expect(Set(try await f.provider.locks(covering: file).map(\.token)) == [s1.token, s2.token])
+        let reopened = try MetadataIndex(file: f.root.appendingPathComponent("index.sqlite"))
+        #expect(try await reopened.lock(token: s2.token)?.principal == "b")
+    }
+}
