@@ -74,17 +74,20 @@ public struct DAVPath: Hashable, Sendable, CustomStringConvertible {
     /// Parses an HTTP request target (RFC 9110 section 7.1, RFC 3986).
     ///
     /// Accepts the origin form (`/a/b%20c/`) and the absolute form
-    /// (`https://host:port/a`), strips a query and a fragment, collapses empty
+    /// (`https://host:port/a`), strips a query, collapses empty
     /// segments (`//`), decodes `%XX` (either case) exactly once and normalises
     /// each segment to NFC.
     /// - Returns: the path and whether the target ended in `/` (the root always does).
     /// - Throws: ``PathError`` for dot segments, `%00`, `%2F`, bad escapes, invalid
-    ///   UTF-8, or a target that is not absolute.
+    ///   UTF-8, a raw `#`, or a target that is not absolute.
     public static func parse(requestTarget: String) throws(PathError) -> (path: DAVPath, trailingSlash: Bool) {
         var target = Substring(requestTarget)
-        if let cut = target.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+        if let cut = target.firstIndex(of: "?") {
             target = target[..<cut]
         }
+        // A fragment never belongs in a request target (RFC 9112 section 3.2);
+        // cutting it off would turn `DELETE /dir/#frag` into `DELETE /dir/`.
+        if target.contains("#") { throw .fragment }
         if !target.hasPrefix("/") {
             guard let url = AbsoluteURL(target) else { throw .notAbsolute }
             target = url.path

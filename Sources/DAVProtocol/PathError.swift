@@ -16,4 +16,7 @@ public enum PathError: Error, Sendable, Equatable {
     case notAbsolute
     /// The decoded bytes of a segment are not UTF-8.
     case invalidUTF8
+    /// A raw `#`: clients must not send fragments (litmus `delete_fragment`);
+    /// a `#` in a name arrives as `%23`.
+    case fragment
 }
