@@ -85,9 +85,12 @@ public enum DevelopmentCertificate {
         let notBefore = Date().addingTimeInterval(-3600)  // tolerate a client clock a little behind
         let loopbackV4: [UInt8] = [127, 0, 0, 1]
         let loopbackV6: [UInt8] = Array(repeating: 0, count: 15) + [1]
+        // No KeyUsage extension on purpose: BoringSSL (inside swift-nio-ssl,
+        // hence AsyncHTTPClient and another davgate) does not accept a
+        // certificate as its own issuer when KeyUsage lacks keyCertSign, so
+        // clients could not pin this certificate as a trust root.
         let extensions = try Certificate.Extensions {
             Critical(BasicConstraints.notCertificateAuthority)
-            Critical(KeyUsage(digitalSignature: true))
             try ExtendedKeyUsage([.serverAuth])
             SubjectKeyIdentifier(hash: publicKey)
             SubjectAlternativeNames([

@@ -29,34 +29,35 @@ struct FirstStartTests {
             let anonymous = try await client.send("PROPFIND", "/files/", headers: [("Depth", "0")], auth: false)
             #expect(anonymous.status == 401)
             #expect(anonymous.header("WWW-Authenticate")?.hasPrefix("Basic realm=\"davgate\"") == true)
-            let wrong = try DAVClient(server, password: "not-the-password")
-            let denied = try await wrong.send("GET", "/files/", headers: [])
-            #expect(denied.status == 401)
-            try await wrong.shutdown()
+            try await withClient(server, password: "not-the-password") { wrong in
+                let denied = try await wrong.send("GET", "/files/", headers: [])
+                #expect(denied.status == 401)
+            }
         }
     }
 
     @Test("a restart keeps users, certificate and locks")
     func restartKeepsState() async throws {
         let first = try await DavgateProcess()
-        let client = try DAVClient(first)
-        let put = try await client.send("PUT", "/files/kept.txt", body: "v1")
-        #expect(put.status == 201)
-        let lock = try await client.send("LOCK", "/files/kept.txt", headers: [("Timeout", "Second-600")], body: Fixtures.lockBody)
-        #expect(lock.status == 200)
-        let token = try #require(lock.header("Lock-Token"))
-        try await client.shutdown()
+        defer { first.cleanUp() }
+        let token = try await withClient(first) { client in
+            let put = try await client.send("PUT", "/files/kept.txt", body: "v1")
+            #expect(put.status == 201)
+            let lock = try await client.send("LOCK", "/files/kept.txt", headers: [("Timeout", "Second-600")], body: Fixtures.lockBody)
+            #expect(lock.status == 200)
+            return try #require(lock.header("Lock-Token"))
+        }
         first.stop()
 
         let second = try await DavgateProcess(reuse: first.root)
-        defer { second.cleanUp() }
+        defer { second.stop() }
         #expect(second.fingerprint == first.fingerprint)
-        let again = try DAVClient(second, password: first.adminPassword)
-        let blocked = try await again.send("PUT", "/files/kept.txt", body: "v2")
-        #expect(blocked.status == 423)
-        let allowed = try await again.send("PUT", "/files/kept.txt", headers: [("If", "(\(token))")], body: "v2")
-        #expect(allowed.status == 204)
-        try await again.shutdown()
+        try await withClient(second, password: first.adminPassword) { again in
+            let blocked = try await again.send("PUT", "/files/kept.txt", body: "v2")
+            #expect(blocked.status == 423)
+            let allowed = try await again.send("PUT", "/files/kept.txt", headers: [("If", "(\(token))")], body: "v2")
+            #expect(allowed.status == 204)
+        }
     }
 
     @Test("a bad configuration is refused with file, key and reason")

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 import Testing
 
 @Suite("WebDAV over real TLS, end to end")

@@ -17,3 +17,17 @@ func withGateway<T>(tls: Bool = true, extraServer: String = "", extraDomain: Str
         throw error
     }
 }
+
+/// Runs `body` with an extra client (another user or password), always shutting it down.
+func withClient<T>(_ server: DavgateProcess, user: String = "admin", password: String? = nil,
+                   _ body: (DAVClient) async throws -> T) async throws -> T {
+    let client = try DAVClient(server, user: user, password: password)
+    do {
+        let result = try await body(client)
+        try await client.shutdown()
+        return result
+    } catch {
+        try? await client.shutdown()
+        throw error
+    }
+}
