@@ -19,11 +19,13 @@ extension Provider {
     }
 
     /// Takes a new lock with an unguessable `urn:uuid:` token.
-    public func createLock(on item: Item, depthInfinity: Bool, exclusive: Bool, ownerXML: String?, principal: String, timeout: Int?) async throws -> Lock {
+    public func createLock(on item: Item, depthInfinity: Bool, exclusive: Bool, ownerXML: String?, principal: String,
+                           timeout: Int?, createdItem: Bool = false) async throws -> Lock {
         let now = Date()
         let lock = Lock(token: "urn:uuid:\(UUID().uuidString.lowercased())", itemID: item.id,
                         depthInfinity: depthInfinity && item.isFolder, exclusive: exclusive, ownerXML: ownerXML,
-                        principal: principal, timeout: timeout, expires: timeout.map { now.addingTimeInterval(TimeInterval($0)) })
+                        principal: principal, timeout: timeout, expires: timeout.map { now.addingTimeInterval(TimeInterval($0)) },
+                        createdItem: createdItem)
         try await index.insertLock(lock, ancestry: try await index.ancestry(of: item.id), now: now)
         return lock
     }
@@ -35,5 +37,14 @@ extension Provider {
     @discardableResult
     public func unlock(token: String) async throws -> Bool {
         try await index.removeLock(token: token)
+    }
+}
+
+extension Provider {
+    /// Whether the item is the empty resource a LOCK on an unmapped URL made
+    /// and nobody has written yet (RFC 4918 section 7.3).
+    public func isLockCreatedPlaceholder(_ item: Item) async throws -> Bool {
+        guard !item.isFolder, item.size == 0 else { return false }
+        return try await locks(covering: item).contains { $0.createdItem && $0.itemID == item.id }
     }
 }

@@ -40,7 +40,8 @@ extension DAVExchange {
         let lock: Lock
         do {
             lock = try await provider.createLock(on: item, depthInfinity: depth == .infinity, exclusive: info.scope == .exclusive,
-                                                 ownerXML: info.owner?.serialized(), principal: user, timeout: timeout)
+                                                 ownerXML: info.owner?.serialized(), principal: user, timeout: timeout,
+                                                 createdItem: created)
         } catch LockError.conflict(let root) {
             let rootPath = try await provider.index.path(of: root)
             let rootItem = try await provider.index.item(id: root)

@@ -25,12 +25,14 @@ extension DAVExchange {
             throw DAVError(ProviderError.parentMissing)
         }
         let submitted = try await evaluateIfHeader()
-        try checkWriteConditions(existing)
+        let lockCreated = try await existing.asyncMap(provider.isLockCreatedPlaceholder) ?? false
+        try checkWriteConditions(existing, newForIfNoneMatch: lockCreated)
         try await requireLockTokens(for: existing ?? parent, provider: provider, submitted: submitted)
         // Finder sends chunked bodies with the real length here.
         let expected = headers[.init("X-Expected-Entity-Length")!].flatMap(Int64.init)
         continueIfExpected()
         let file = provider.newWriteFile()
+        let started = ContinuousClock.now
         let written: Int64
         do {
             written = try await BodyFileWriter.write(request.body, to: file)
@@ -44,7 +46,7 @@ extension DAVExchange {
             throw DAVError.badRequest("received \(written) bytes but X-Expected-Entity-Length announced \(expected); nothing was stored")
         }
         let (item, created) = try await provider.commitWrite(file, at: itemPath)
-        context.logger.debug("PUT \(path.href(collection: false)): \(written) bytes")
+        logTransfer(context, "PUT", path.href(collection: false), bytes: written, since: started)
         var fields = HTTPFields()
         fields[.eTag] = item.etag
         return Self.response(created ? .created : .noContent, headers: fields)

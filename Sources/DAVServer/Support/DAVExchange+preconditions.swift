@@ -52,8 +52,10 @@ extension DAVExchange {
     }
 
     /// RFC 9110 section 13: If-Match, If-None-Match and If-Unmodified-Since
-    /// for state-changing methods. `item` is nil when nothing is there yet.
-    func checkWriteConditions(_ item: Item?) throws {
+    /// for state-changing methods. `item` is nil when nothing is there yet;
+    /// `newForIfNoneMatch` makes `If-None-Match: *` treat it as absent (the
+    /// empty resource a LOCK created, which davfs2 then PUTs with it).
+    func checkWriteConditions(_ item: Item?, newForIfNoneMatch: Bool = false) throws {
         let etag = item.flatMap { $0.isFolder ? nil : $0.etag }
         if let ifMatch = EntityTagCondition.parse(headers[.ifMatch]) {
             let ok: Bool
@@ -66,7 +68,7 @@ extension DAVExchange {
         if let ifNoneMatch = EntityTagCondition.parse(headers[.ifNoneMatch]) {
             let matches: Bool
             switch ifNoneMatch {
-            case .any: matches = item != nil
+            case .any: matches = item != nil && !newForIfNoneMatch
             case .tags: matches = ifNoneMatch.matchesWeak(etag)
             }
             guard !matches else { throw DAVError.preconditionFailed }

@@ -21,7 +21,13 @@ extension Item {
 /// Item rows: lookups, pages of children, and the writes of the provider.
 extension MetadataIndex {
     public func root(domain: String) async throws -> Item {
-        try await pool.write { db in
+        // Every request resolves from the root: read first, the hot path writes nothing.
+        let existing: Item? = try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL", arguments: [domain])
+                .map(Item.init(row:))
+        }
+        if let existing { return existing }
+        return try await pool.write { db in
             if let row = try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL", arguments: [domain]) {
                 return Item(row: row)
             }

@@ -2,11 +2,12 @@ import Foundation
 import GRDB
 
 extension Lock {
-    static let columns = "token, item_id, depth_infinity, exclusive, owner_xml, principal, timeout, expires"
+    static let columns = "token, item_id, depth_infinity, exclusive, owner_xml, principal, timeout, expires, created_item"
 
     init(row: Row) {
         self.init(token: row[0], itemID: row[1], depthInfinity: row[2], exclusive: row[3], ownerXML: row[4],
-                  principal: row[5], timeout: row[6], expires: (row[7] as Double?).map { Date(timeIntervalSince1970: $0) })
+                  principal: row[5], timeout: row[6], expires: (row[7] as Double?).map { Date(timeIntervalSince1970: $0) },
+                  createdItem: row[8])
     }
 }
 
@@ -71,9 +72,9 @@ extension MetadataIndex {
             if let clash = conflicting.first(where: { $0.conflicts(exclusive: lock.exclusive) }) {
                 throw LockError.conflict(rootItemID: clash.itemID)
             }
-            try db.execute(sql: "INSERT INTO lock (\(Lock.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            try db.execute(sql: "INSERT INTO lock (\(Lock.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            arguments: [lock.token, lock.itemID, lock.depthInfinity, lock.exclusive, lock.ownerXML,
-                                       lock.principal, lock.timeout, lock.expires?.timeIntervalSince1970])
+                                       lock.principal, lock.timeout, lock.expires?.timeIntervalSince1970, lock.createdItem])
         }
     }
 

@@ -66,6 +66,11 @@ public final class MetadataIndex: Sendable {
                 CREATE INDEX lock_by_item ON lock(item_id);
                 """)
         }
+        migrator.registerMigration("v2: lock-created items") { db in
+            // Marks a lock whose LOCK created its (empty) resource, RFC 4918
+            // section 7.3: until the first PUT that resource counts as new.
+            try db.execute(sql: "ALTER TABLE lock ADD COLUMN created_item INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

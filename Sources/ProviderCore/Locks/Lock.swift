@@ -15,8 +15,12 @@ public struct Lock: Sendable, Equatable {
     /// Requested timeout in seconds; nil means Infinite.
     public var timeout: Int?
     public var expires: Date?
+    /// The LOCK created the (empty) resource it locks: until its first
+    /// write, `If-None-Match: *` treats it as new (davfs2 creates files so).
+    public var createdItem: Bool
 
-    public init(token: String, itemID: Int64, depthInfinity: Bool, exclusive: Bool, ownerXML: String?, principal: String, timeout: Int?, expires: Date?) {
+    public init(token: String, itemID: Int64, depthInfinity: Bool, exclusive: Bool, ownerXML: String?, principal: String,
+                timeout: Int?, expires: Date?, createdItem: Bool = false) {
         self.token = token
         self.itemID = itemID
         self.depthInfinity = depthInfinity
@@ -25,6 +29,7 @@ public struct Lock: Sendable, Equatable {
         self.principal = principal
         self.timeout = timeout
         self.expires = expires
+        self.createdItem = createdItem
     }
 
     /// Seconds left, nil for Infinite.

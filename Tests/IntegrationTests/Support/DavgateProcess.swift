@@ -30,7 +30,10 @@ final class DavgateProcess: @unchecked Sendable {
     }
 
     /// Starts davgate; `extraServer` lines go into `[server]`, `extraDomain` into the domain table.
-    init(tls: Bool = true, extraServer: String = "", extraDomain: String = "", reuse root: URL? = nil) async throws {
+    /// `allowBasicOverHTTP` is the `allow_basic_over_http` key (davgate's default is false;
+    /// the tests default to true so that litmus can run over plain HTTP).
+    init(tls: Bool = true, allowBasicOverHTTP: Bool = true, extraServer: String = "", extraDomain: String = "",
+         reuse root: URL? = nil) async throws {
         self.tls = tls
         let root = root ?? FileManager.default.temporaryDirectory.appendingPathComponent("davgate-it-\(UUID().uuidString)")
         self.root = root
@@ -43,7 +46,7 @@ final class DavgateProcess: @unchecked Sendable {
             state = "../var"
             certificate = "../certs/davgate.pem"
             private_key = "../certs/davgate-key.pem"
-            allow_basic_over_http = true
+            allow_basic_over_http = \(allowBasicOverHTTP)
             log_level = "info"
             \(extraServer)
 

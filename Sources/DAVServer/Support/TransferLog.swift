@@ -1,0 +1,23 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// One log line per finished body transfer with its size and rate; at info
+/// for transfers over 1 MiB (the ones an operator may be waiting on), at
+/// debug otherwise so small requests do not flood the log.
+func logTransfer(_ context: DAVRequestContext, _ method: String, _ href: String, bytes: Int64, since start: ContinuousClock.Instant) {
+    let elapsed = ContinuousClock.now - start
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let mib = Double(bytes) / 1_048_576
+    let rate = seconds > 0 ? mib / seconds : 0
+    let line: Logger.Message = "\(method) \(href): \(bytes) bytes in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", rate)) MiB/s)"
+    context.logger.log(level: bytes > 1 << 20 ? .info : .debug, line)
+}
+
+extension Optional {
+    /// `map` for an async transform.
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}
