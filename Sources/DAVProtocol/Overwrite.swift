@@ -13,9 +13,4 @@ public enum Overwrite {
         default: throw .invalid(header: "Overwrite", value: header)
         }
     }
-
-    /// Same as ``parse(_:)``; the name the server was first written against.
-    public static func parseOverwrite(_ header: String?) throws(HeaderError) -> Bool {
-        try parse(header)
-    }
 }

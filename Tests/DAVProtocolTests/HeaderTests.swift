@@ -65,7 +65,6 @@ import Testing
         #expect(try Overwrite.parse("T") == true)
         #expect(try Overwrite.parse("F") == false)
         #expect(try Overwrite.parse(" f ") == false)
-        #expect(try Overwrite.parseOverwrite("F") == false)
         for bad in ["", "true", "FALSE", "Y", "TF"] {
             #expect(throws: HeaderError.invalid(header: "Overwrite", value: bad)) { try Overwrite.parse(bad) }
         }

@@ -1,0 +1,136 @@
+import Foundation
+import ProviderCore
+import Testing
+import Upstreams
+
+/// The behaviour every UpstreamStore must have, whatever is behind it. Each
+/// store setup gets a fresh, empty root; the WebDAV store joins this list.
+enum StoreSetup: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case directory
+
+    var testDescription: String { rawValue }
+
+    func make() throws -> (store: any UpstreamStore, cleanUp: @Sendable () -> Void) {
+        switch self {
+        case .directory:
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            return (DirectoryStore(root: root), { try? FileManager.default.removeItem(at: root) })
+        }
+    }
+}
+
+@Suite("UpstreamStore contract")
+struct UpstreamStoreContractTests {
+    func localFile(_ text: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("local-\(UUID().uuidString)")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    func fetch(_ store: any UpstreamStore, _ path: ItemPath) async throws -> (UpstreamEntry, String) {
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("fetch-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        let entry = try await store.fetch(path, into: destination)
+        return (entry, try String(contentsOf: destination, encoding: .utf8))
+    }
+
+    @Test("upload, list, stat and fetch agree on names, sizes and versions", arguments: StoreSetup.allCases)
+    func uploadListFetch(setup: StoreSetup) async throws {
+        let (store, cleanUp) = try setup.make()
+        defer { cleanUp() }
+        let source = try localFile("hello")
+        defer { try? FileManager.default.removeItem(at: source) }
+        let uploaded = try await store.upload(source, to: ["a.txt"])
+        #expect(uploaded.name == "a.txt" && uploaded.size == 5 && !uploaded.isFolder)
+        // The local file stays where it was.
+        #expect(FileManager.default.fileExists(atPath: source.path))
+        let listing = try await store.list([])
+        #expect(listing.map(\.name) == ["a.txt"])
+        #expect(listing.first?.version == uploaded.version)
+        #expect(try await store.stat(["a.txt"])?.version == uploaded.version)
+        #expect(try await store.stat(["missing"]) == nil)
+        let (entry, text) = try await fetch(store, ["a.txt"])
+        #expect(text == "hello")
+        #expect(entry.version == uploaded.version)
+    }
+
+    @Test("a replaced file gets a new version even with the same size", arguments: StoreSetup.allCases)
+    func versionsChange(setup: StoreSetup) async throws {
+        let (store, cleanUp) = try setup.make()
+        defer { cleanUp() }
+        let first = try await store.upload(try localFile("aaaa"), to: ["f"])
+        let second = try await store.upload(try localFile("bbbb"), to: ["f"])
+        #expect(first.version != second.version)
+        #expect(try await fetch(store, ["f"]).1 == "bbbb")
+    }
+
+    @Test("folders: make, list members, delete recursively", arguments: StoreSetup.allCases)
+    func folders(setup: StoreSetup) async throws {
+        let (store, cleanUp) = try setup.make()
+        defer { cleanUp() }
+        let folder = try await store.makeFolder(["d"])
+        #expect(folder.isFolder)
+        await #expect(throws: UpstreamError.exists) { _ = try await store.makeFolder(["d"]) }
+        await #expect(throws: UpstreamError.notFound) { _ = try await store.makeFolder(["x", "y"]) }
+        _ = try await store.upload(try localFile("1"), to: ["d", "one"])
+        _ = try await store.makeFolder(["d", "sub"])
+        #expect(Set(try await store.list(["d"]).map(\.name)) == ["one", "sub"])
+        await #expect(throws: UpstreamError.self) { _ = try await store.upload(try localFile("x"), to: ["nope", "f"]) }
+        try await store.delete(["d"])
+        #expect(try await store.list([]).isEmpty)
+        await #expect(throws: UpstreamError.notFound) { try await store.delete(["d"]) }
+        await #expect(throws: UpstreamError.notFound) { _ = try await store.list(["d"]) }
+    }
+
+    @Test("move and copy never overwrite implicitly", arguments: StoreSetup.allCases)
+    func moveCopy(setup: StoreSetup) async throws {
+        let (store, cleanUp) = try setup.make()
+        defer { cleanUp() }
+        _ = try await store.makeFolder(["d"])
+        _ = try await store.upload(try localFile("content"), to: ["d", "f"])
+        _ = try await store.upload(try localFile("other"), to: ["g"])
+        await #expect(throws: UpstreamError.exists) { _ = try await store.move(["g"], to: ["d", "f"]) }
+        await #expect(throws: UpstreamError.exists) { _ = try await store.copy(["g"], to: ["d", "f"], recursive: false) }
+        let copy = try await store.copy(["d"], to: ["e"], recursive: true)
+        #expect(copy.isFolder)
+        #expect(try await fetch(store, ["e", "f"]).1 == "content")
+        let shallow = try await store.copy(["d"], to: ["empty"], recursive: false)
+        #expect(shallow.isFolder)
+        #expect(try await store.list(["empty"]).isEmpty)
+        _ = try await store.move(["d"], to: ["moved"])
+        #expect(try await store.stat(["d"]) == nil)
+        #expect(try await fetch(store, ["moved", "f"]).1 == "content")
+    }
+
+    @Test("quota reports space", arguments: StoreSetup.allCases)
+    func quota(setup: StoreSetup) async throws {
+        let (store, cleanUp) = try setup.make()
+        defer { cleanUp() }
+        let quota = try #require(try await store.quota())
+        #expect(quota.available > 0)
+        #expect(quota.used > 0)
+    }
+}
+
+@Suite("DirectoryStore specifics")
+struct DirectoryStoreTests {
+    @Test("listing hides in-progress files and names that are not NFC")
+    func hiddenNames() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("dirstore-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        _ = FileManager.default.createFile(atPath: root.appendingPathComponent(".davgate-tmp-123").path, contents: Data())
+        _ = FileManager.default.createFile(atPath: root.appendingPathComponent("u\u{308}ber").path, contents: Data())
+        _ = FileManager.default.createFile(atPath: root.appendingPathComponent("plain").path, contents: Data())
+        #expect(try await DirectoryStore(root: root).list([]).map(\.name) == ["plain"])
+    }
+
+    @Test("names that could escape the root are refused")
+    func escapingNames() async throws {
+        let store = DirectoryStore(root: FileManager.default.temporaryDirectory)
+        for bad in [[".."], ["a", "..", ".."], ["."], ["a/b"], [""]] {
+            await #expect(throws: UpstreamError.self) { _ = try await store.stat(bad) }
+        }
+    }
+}
