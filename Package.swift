@@ -67,6 +67,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The encrypted credentials file (the keychain of davgate); swift-crypto only.
+        .target(
+            name: "Vault",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // Layer 2: HTTP. Translates requests into provider calls.
         .target(
             name: "DAVServer",
@@ -95,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "davgate",
             dependencies: [
-                "DAVServer", "Upstreams", "ProviderCore", "GatewaySetup", "Users",
+                "DAVServer", "Upstreams", "ProviderCore", "GatewaySetup", "Users", "Vault",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -108,6 +118,7 @@ let package = Package(
         .testTarget(name: "ProviderCoreTests", dependencies: ["ProviderCore", "Upstreams"], swiftSettings: swiftSettings),
         .testTarget(name: "UpstreamsTests", dependencies: ["Upstreams", "ProviderCore"], swiftSettings: swiftSettings),
         .testTarget(name: "UsersTests", dependencies: ["Users"], swiftSettings: swiftSettings),
+        .testTarget(name: "VaultTests", dependencies: ["Vault"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewaySetupTests", dependencies: ["GatewaySetup"], swiftSettings: swiftSettings),
 
         // End to end: the real davgate binary over real TLS, driven by real clients.
