@@ -52,7 +52,11 @@ let package = Package(
         .target(
             name: "Upstreams",
             dependencies: [
-                "ProviderCore",
+                "ProviderCore", "DAVXML", "DAVProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -116,7 +120,14 @@ let package = Package(
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"], swiftSettings: swiftSettings),
         .testTarget(name: "DAVProtocolTests", dependencies: ["DAVProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "ProviderCoreTests", dependencies: ["ProviderCore", "Upstreams"], swiftSettings: swiftSettings),
-        .testTarget(name: "UpstreamsTests", dependencies: ["Upstreams", "ProviderCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "UpstreamsTests",
+            dependencies: [
+                "Upstreams", "ProviderCore",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "UsersTests", dependencies: ["Users"], swiftSettings: swiftSettings),
         .testTarget(name: "VaultTests", dependencies: ["Vault"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewaySetupTests", dependencies: ["GatewaySetup"], swiftSettings: swiftSettings),

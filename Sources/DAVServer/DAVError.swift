@@ -51,7 +51,7 @@ struct DAVError: Error {
                 headers[.retryAfter] = "30"
             case .timeout: self.init(.gatewayTimeout, u.description)
             case .notFound: self.init(.notFound, u.description)
-            case .exists: self.init(.preconditionFailed, u.description)
+            case .exists, .versionMismatch: self.init(.preconditionFailed, u.description)
             case .conflict: self.init(.conflict, u.description)
             case .forbidden, .io: self.init(.badGateway, u.description)
             }

@@ -67,21 +67,30 @@ public struct DirectoryStore: UpstreamStore {
         }
     }
 
-    public func fetch(_ path: ItemPath, into destination: URL) async throws -> UpstreamEntry {
+    public func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,
+                      progress: @escaping @Sendable (Int64) -> Void) async throws -> UpstreamEntry {
         let source = try url(path)
         return try await blocking {
+            if let range {
+                try Self.copyRange(source.path, destination.path, range)
+                progress(Int64(range.count))
+                return try Self.entry(name: path.last ?? "", path: source.path)
+            }
             if link(source.path, destination.path) != 0 {
                 guard errno == EXDEV || errno == EPERM || errno == EMLINK else { throw Self.error(errno) }
                 try Self.copyFile(source.path, destination.path)
             }
             // The entry of what was linked or copied, not of what was listed.
-            return try Self.entry(name: path.last ?? "", path: destination.path)
+            let entry = try Self.entry(name: path.last ?? "", path: destination.path)
+            progress(entry.size)
+            return entry
         }
     }
 
-    public func upload(_ file: URL, to path: ItemPath) async throws -> UpstreamEntry {
+    public func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry {
         let target = try url(path)
         return try await blocking {
+            try Self.check(expecting, at: target.path)
             let parent = target.deletingLastPathComponent()
             let temporary = parent.appendingPathComponent(Self.temporaryPrefix + UUID().uuidString)
             if link(file.path, temporary.path) != 0 {
@@ -160,6 +169,48 @@ public struct DirectoryStore: UpstreamStore {
 }
 
 extension DirectoryStore {
+    /// Conditional writes on a local folder: compare the version now. (The
+    /// window between this check and the rename is as small as it gets
+    /// without a lock every other writer of the folder would have to honour.)
+    static func check(_ expecting: UpstreamExpectation, at path: String) throws {
+        switch expecting {
+        case .any:
+            return
+        case .absent:
+            if access(path, F_OK) == 0 { throw UpstreamError.versionMismatch }
+        case .version(let version):
+            guard let current = try? entry(name: "", path: path), current.version == version else {
+                throw UpstreamError.versionMismatch
+            }
+        }
+    }
+
+    /// Copies `range` of `source` into `destination` at the same offsets.
+    static func copyRange(_ source: String, _ destination: String, _ range: ClosedRange<Int64>) throws {
+        let input = open(source, O_RDONLY)
+        guard input >= 0 else { throw error(errno) }
+        defer { close(input) }
+        let output = open(destination, O_WRONLY | O_CREAT, 0o600)
+        guard output >= 0 else { throw error(errno) }
+        defer { close(output) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset = range.lowerBound
+        while offset <= range.upperBound {
+            let want = Int(min(Int64(buffer.count), range.upperBound - offset + 1))
+            let n = pread(input, buffer.baseAddress, want, off_t(offset))
+            if n < 0 { throw error(errno) }
+            if n == 0 { throw UpstreamError.io("file ended before the requested range") }
+            var written = 0
+            while written < n {
+                let w = pwrite(output, buffer.baseAddress! + written, n - written, off_t(offset) + off_t(written))
+                if w < 0 { throw error(errno) }
+                written += w
+            }
+            offset += Int64(n)
+        }
+    }
+
     static func entry(name: String, path: String) throws -> UpstreamEntry {
         var st = Glibc.stat()
         guard statPath(path, &st) == 0 else { throw error(errno) }

@@ -25,15 +25,16 @@ final class FaultyStore: UpstreamStore {
         return try await base.list(folder)
     }
     func stat(_ path: ItemPath) async throws -> UpstreamEntry? { try await base.stat(path) }
-    func fetch(_ path: ItemPath, into destination: URL) async throws -> UpstreamEntry {
+    func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,
+               progress: @escaping @Sendable (Int64) -> Void) async throws -> UpstreamEntry {
         fetchCount.withLockedValue { $0 += 1 }
         try await Task.sleep(for: fetchDelay.withLockedValue { $0 })
         try check("fetch")
-        return try await base.fetch(path, into: destination)
+        return try await base.fetch(path, range: range, into: destination, progress: progress)
     }
-    func upload(_ file: URL, to path: ItemPath) async throws -> UpstreamEntry {
+    func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry {
         try check("upload")
-        return try await base.upload(file, to: path)
+        return try await base.upload(file, to: path, expecting: expecting)
     }
     func makeFolder(_ path: ItemPath) async throws -> UpstreamEntry {
         try check("makeFolder")

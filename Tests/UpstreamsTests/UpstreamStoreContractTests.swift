@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import ProviderCore
 import Testing
 import Upstreams
@@ -101,6 +102,39 @@ struct UpstreamStoreContractTests {
         _ = try await store.move(["d"], to: ["moved"])
         #expect(try await store.stat(["d"]) == nil)
         #expect(try await fetch(store, ["moved", "f"]).1 == "content")
+    }
+
+    @Test("a range fetch writes only those bytes, at their offsets", arguments: StoreSetup.allCases)
+    func rangeFetch(setup: StoreSetup) async throws {
+        let (store, cleanUp) = try setup.make()
+        defer { cleanUp() }
+        let uploaded = try await store.upload(try localFile("0123456789abcdef"), to: ["r"])
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("range-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        let reported = NIOLockedValueBox<Int64>(0)
+        let entry = try await store.fetch(["r"], range: 4...9, into: destination) { count in reported.withLockedValue { $0 = count } }
+        #expect(entry.version == uploaded.version)
+        #expect(reported.withLockedValue { $0 } == 6)
+        let bytes = try Data(contentsOf: destination)
+        #expect(bytes.count == 10)
+        #expect(String(decoding: bytes[4...9], as: UTF8.self) == "456789")
+        #expect(bytes[0..<4].allSatisfy { $0 == 0 }, "bytes before the range are not written")
+    }
+
+    @Test("conditional uploads refuse to overwrite someone else's change", arguments: StoreSetup.allCases)
+    func conditionalUpload(setup: StoreSetup) async throws {
+        let (store, cleanUp) = try setup.make()
+        defer { cleanUp() }
+        let first = try await store.upload(try localFile("one"), to: ["c"], expecting: .absent)
+        await #expect(throws: UpstreamError.versionMismatch) {
+            _ = try await store.upload(try localFile("two"), to: ["c"], expecting: .absent)
+        }
+        let second = try await store.upload(try localFile("two"), to: ["c"], expecting: .version(first.version))
+        await #expect(throws: UpstreamError.versionMismatch) {
+            _ = try await store.upload(try localFile("three"), to: ["c"], expecting: .version(first.version))
+        }
+        #expect(try await fetch(store, ["c"]).1 == "two")
+        #expect(try await store.stat(["c"])?.version == second.version)
     }
 
     @Test("quota reports space", arguments: StoreSetup.allCases)

@@ -40,6 +40,9 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case forbidden(String)
     case unavailable(String)
     case timeout
+    /// The upstream's version is not the one a conditional write expected
+    /// (someone changed or created it meanwhile): a conflict to keep both.
+    case versionMismatch
     case io(String)
 
     public var description: String {
@@ -51,6 +54,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case .forbidden(let m): "upstream refused access: \(m)"
         case .unavailable(let m): "upstream unavailable: \(m)"
         case .timeout: "upstream timed out"
+        case .versionMismatch: "the upstream file changed since it was read"
         case .io(let m): "upstream I/O error: \(m)"
         }
     }
@@ -69,12 +73,19 @@ public protocol UpstreamStore: Sendable {
     /// The entries of a folder; `.notFound` if it is gone, `.conflict` if a file.
     func list(_ folder: ItemPath) async throws -> [UpstreamEntry]
     func stat(_ path: ItemPath) async throws -> UpstreamEntry?
-    /// Writes the whole content of a file to `destination` (which must not
-    /// exist) and returns the entry describing exactly the bytes written.
-    func fetch(_ path: ItemPath, into destination: URL) async throws -> UpstreamEntry
-    /// Stores the local file's bytes at `path`, replacing a file there. The
-    /// local file is not modified and stays where it is.
-    func upload(_ file: URL, to path: ItemPath) async throws -> UpstreamEntry
+    /// Fetches content into `destination`. Without a range: the whole file
+    /// into a new `destination` (which must not exist). With a range: only
+    /// those bytes, written at their own offsets into `destination` (created
+    /// when missing), so a cache file can fill sparsely. `progress` is called
+    /// with the count of bytes of this fetch written so far, each time more
+    /// are durable in the file, so readers can stream behind the writer.
+    /// Returns the entry describing the version the bytes belong to.
+    func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,
+               progress: @escaping @Sendable (Int64) -> Void) async throws -> UpstreamEntry
+    /// Stores the local file's bytes at `path`. `expecting` guards against
+    /// overwriting someone else's change (`.versionMismatch` when it fails).
+    /// The local file is not modified and stays where it is.
+    func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry
     func makeFolder(_ path: ItemPath) async throws -> UpstreamEntry
     /// Removes a file or a folder with everything below it.
     func delete(_ path: ItemPath) async throws
@@ -82,4 +93,26 @@ public protocol UpstreamStore: Sendable {
     /// Copies a file, or a folder with (`recursive`) or without its members.
     func copy(_ source: ItemPath, to destination: ItemPath, recursive: Bool) async throws -> UpstreamEntry
     func quota() async throws -> UpstreamQuota?
+}
+
+/// What a conditional upload expects to find upstream.
+public enum UpstreamExpectation: Sendable, Equatable {
+    /// Overwrite whatever is there.
+    case any
+    /// Nothing may be there (`If-None-Match: *`).
+    case absent
+    /// Exactly this upstream version (`If-Match`).
+    case version(String)
+}
+
+extension UpstreamStore {
+    /// The whole content into a new file, without progress reports.
+    public func fetch(_ path: ItemPath, into destination: URL) async throws -> UpstreamEntry {
+        try await fetch(path, range: nil, into: destination, progress: { _ in })
+    }
+
+    /// An unconditional upload.
+    public func upload(_ file: URL, to path: ItemPath) async throws -> UpstreamEntry {
+        try await upload(file, to: path, expecting: .any)
+    }
 }
