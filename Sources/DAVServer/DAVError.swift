@@ -15,6 +15,9 @@ struct DAVError: Error {
     /// Extra elements inside the condition (e.g. the href of a lock root).
     var conditionBody: String?
     var headers: HTTPFields = [:]
+    /// Expected in normal operation (the credential-less first request of
+    /// every client): logged at debug, not info.
+    var routine = false
 
     init(_ status: HTTPResponse.Status, _ message: String, condition: XMLName? = nil, conditionBody: String? = nil) {
         self.status = status

@@ -20,8 +20,15 @@ struct DAVExchange: Sendable {
     let trailingSlash: Bool
     /// nil for the server root, which lists the domains.
     let provider: Provider?
+    /// The user's permission in this domain (read-write at the root).
+    let permission: DomainPermission
 
     var headers: HTTPFields { request.headers }
+
+    /// The domains this user may see, by name.
+    var visibleDomains: [String] {
+        settings.domains.keys.filter { settings.permission(of: user, in: $0) != nil }.sorted()
+    }
 
     /// The path below the domain, as the provider core knows it.
     var itemPath: ItemPath { Array(path.segments.dropFirst()) }
@@ -31,7 +38,7 @@ struct DAVExchange: Sendable {
     /// The provider, or 403 for methods that make no sense on the server root.
     func requireDomain() throws -> Provider {
         guard let provider else {
-            throw DAVError(.forbidden, "the server root only lists domains; use a domain's path such as /\(settings.domains.keys.sorted().first ?? "files")/")
+            throw DAVError(.forbidden, "the server root only lists domains; use a domain's path such as /\(visibleDomains.first ?? "files")/")
         }
         return provider
     }

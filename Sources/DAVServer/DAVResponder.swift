@@ -14,8 +14,12 @@ struct DAVResponder: HTTPResponder {
     typealias Context = DAVRequestContext
     let settings: DAVServerSettings
     let secure: Bool
+    let throttle = LoginThrottle()
 
     static let allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK"
+    /// What a read-only user may do (issue 3: every write method is 403).
+    static let readOnlyMethods = "OPTIONS, GET, HEAD, PROPFIND"
+    static let writeMethods: Set<String> = ["PUT", "DELETE", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"]
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let method = request.method.rawValue
@@ -36,7 +40,7 @@ struct DAVResponder: HTTPResponder {
     }
 
     private func failure(_ error: DAVError, method: String, target: String, context: Context) -> Response {
-        let level: Logger.Level = error.status.code >= 500 ? .error : .info
+        let level: Logger.Level = error.status.code >= 500 ? .error : error.routine ? .debug : .info
         context.logger.log(level: level, "\(method) \(target) -> \(error.status.code): \(error.message)",
                            metadata: ["client": "\(context.remoteAddress)"])
         var headers = error.headers
@@ -67,22 +71,32 @@ struct DAVResponder: HTTPResponder {
             throw DAVError.badRequest("invalid request path (\(error)): paths may not contain '..', '.', encoded slashes or NUL")
         }
         // OPTIONS reveals nothing but capabilities; gvfs probes the server
-        // root with it before it has credentials.
+        // root with it before it has credentials. With credentials, its
+        // Allow header tells a read-only user what they may do.
         let user: String
         if request.method == .options {
-            user = ""
+            user = request.headers[.authorization] == nil ? "" : ((try? await authenticate(request, context: context)) ?? "")
         } else {
-            user = try await authenticate(request)
+            user = try await authenticate(request, context: context)
         }
         var provider: Provider?
+        var permission = DomainPermission.readWrite
         if let domain = parsed.path.segments.first {
-            guard let p = settings.domains[domain] else {
+            // A domain the user may not see does not exist for them.
+            guard let p = settings.domains[domain], let granted = user.isEmpty ? .readWrite : settings.permission(of: user, in: domain) else {
                 throw DAVError(.notFound, "no domain named \(domain.debugDescription) on this server")
             }
             provider = p
+            permission = granted
+        }
+        if permission == .readOnly && Self.writeMethods.contains(request.method.rawValue) {
+            var error = DAVError(.forbidden, "\(user) may only read in \(parsed.path.segments.first ?? "")")
+            error.headers[.allow] = Self.readOnlyMethods
+            throw error
         }
         let exchange = DAVExchange(request: request, context: context, settings: settings, user: user,
-                                   path: parsed.path, trailingSlash: parsed.trailingSlash, provider: provider)
+                                   path: parsed.path, trailingSlash: parsed.trailingSlash, provider: provider,
+                                   permission: permission)
         switch request.method.rawValue {
         case "OPTIONS": return exchange.options()
         case "PROPFIND": return try await exchange.propfind()
@@ -103,16 +117,24 @@ struct DAVResponder: HTTPResponder {
         }
     }
 
-    private func authenticate(_ request: Request) async throws -> String {
+    /// Basic authentication; failures are slowed by the throttle and logged
+    /// once with the client's address (never with the password).
+    private func authenticate(_ request: Request, context: Context) async throws -> String {
         if !secure && !settings.allowBasicOverHTTP {
             throw DAVError(.forbidden, "Basic authentication over plain HTTP is disabled; connect with https, or set allow_basic_over_http = true behind a TLS proxy")
         }
         guard let credentials = BasicCredentials(header: request.headers[.authorization]) else {
-            throw DAVError(.unauthorized, "authentication required")
+            var challenge = DAVError(.unauthorized, "authentication required")
+            challenge.routine = true
+            throw challenge
         }
+        let address = context.remoteAddress
         guard await settings.users.verify(credentials.user, password: credentials.password) else {
-            throw DAVError(.unauthorized, "wrong user name or password for \(credentials.user.debugDescription)")
+            let delay = throttle.failed(user: credentials.user, address: address)
+            try? await Task.sleep(for: delay)
+            throw DAVError(.unauthorized, "login failed for \(credentials.user.debugDescription) (answer delayed \(delay) against guessing)")
         }
+        throttle.succeeded(user: credentials.user, address: address)
         return credentials.user
     }
 }

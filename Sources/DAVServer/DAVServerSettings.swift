@@ -10,6 +10,9 @@ public struct DAVServerSettings: Sendable {
     /// PEM paths; nil serves plain HTTP (tests, or behind a TLS proxy).
     public var tls: (certificate: String, privateKey: String)?
     public var domains: [String: Provider]
+    /// Who may use each domain: user -> permission. A domain without an
+    /// entry is open to every user, read and write.
+    public var permissions: [String: [String: DomainPermission]]
     public var users: UserStore
     public var realm: String
     public var allowBasicOverHTTP: Bool
@@ -19,13 +22,14 @@ public struct DAVServerSettings: Sendable {
     public var lockTimeoutMax: Int
 
     public init(host: String, port: Int, tls: (certificate: String, privateKey: String)?, domains: [String: Provider],
-                users: UserStore, realm: String = "davgate", allowBasicOverHTTP: Bool = false,
+                permissions: [String: [String: DomainPermission]] = [:], users: UserStore, realm: String = "davgate", allowBasicOverHTTP: Bool = false,
                 maxXMLBodyBytes: Int = 1 << 20, propfindInfinity: Bool = false,
                 lockTimeoutDefault: Int = 600, lockTimeoutMax: Int = 604_800) {
         self.host = host
         self.port = port
         self.tls = tls
         self.domains = domains
+        self.permissions = permissions
         self.users = users
         self.realm = realm
         self.allowBasicOverHTTP = allowBasicOverHTTP
@@ -33,5 +37,20 @@ public struct DAVServerSettings: Sendable {
         self.propfindInfinity = propfindInfinity
         self.lockTimeoutDefault = lockTimeoutDefault
         self.lockTimeoutMax = lockTimeoutMax
+    }
+}
+
+/// What a user may do in a domain.
+public enum DomainPermission: Sendable, Equatable {
+    case readWrite
+    case readOnly
+}
+
+extension DAVServerSettings {
+    /// The user's permission in a domain; nil when the domain is not theirs
+    /// to see (answered 404, so its existence is not revealed).
+    func permission(of user: String, in domain: String) -> DomainPermission? {
+        guard let grants = permissions[domain] else { return .readWrite }
+        return grants[user]
     }
 }

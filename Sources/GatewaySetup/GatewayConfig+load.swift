@@ -104,7 +104,7 @@ private struct ConfigReader {
     private func readServer(_ table: SettingsTable) throws(ConfigError) -> ServerSettings {
         try table.refuseUnknownKeys([
             "listen", "tls", "certificate", "private_key", "state", "allow_basic_over_http", "max_xml_body",
-            "propfind_infinity", "listing_ttl", "lock_timeout_default", "lock_timeout_max", "log_level", "realm",
+            "propfind_infinity", "listing_ttl", "lock_timeout_default", "lock_timeout_max", "log_level", "realm", "vault",
         ])
         var server = ServerSettings(configFolder: folder)
         if let listen = try table.string("listen") {
@@ -127,7 +127,11 @@ private struct ConfigReader {
         }
         if let certificate { server.certificate = try path(certificate, key: "certificate", in: table) }
         if let privateKey { server.privateKey = try path(privateKey, key: "private_key", in: table) }
-        if let state = try table.string("state") { server.state = try path(state, key: "state", in: table) }
+        if let state = try table.string("state") {
+            server.state = try path(state, key: "state", in: table)
+            server.vault = server.state.appendingPathComponent("vault.dgv")
+        }
+        if let vault = try table.string("vault") { server.vault = try path(vault, key: "vault", in: table) }
         server.allowBasicOverHTTP = try table.bool("allow_basic_over_http") ?? server.allowBasicOverHTTP
         if let bytes = try table.integer("max_xml_body") {
             guard bytes > 0 else { throw table.error("max_xml_body", "expected a size in bytes above 0, got \(bytes)") }
@@ -183,7 +187,7 @@ private struct ConfigReader {
     }
 
     private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
-        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl"])
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "credentials", "access_group", "upstream_ca", "users"])
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
             throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
@@ -193,7 +197,39 @@ private struct ConfigReader {
         }
         let upstream = try upstream(upstreamText, in: table, server: server)
         let ttl = try table.duration("listing_ttl") ?? server.listingTTL
-        return DomainSettings(name: name, upstream: upstream, listingTTL: ttl)
+        var credentials: VaultReference?
+        if let entry = try table.table("credentials") {
+            let inner = SettingsTable(entry, name: "[[domain]] credentials", file: file)
+            try inner.refuseUnknownKeys(["service", "account"])
+            guard let service = try inner.string("service"), !service.isEmpty,
+                  let account = try inner.string("account"), !account.isEmpty else {
+                throw table.error("credentials", "expected { service = \"...\", account = \"...\" } naming a vault entry")
+            }
+            credentials = VaultReference(service: service, account: account)
+        }
+        let group = try table.string("access_group")
+        if let group, group.isEmpty { throw table.error("access_group", "expected a non-empty group name") }
+        var upstreamCA: URL?
+        if let ca = try table.string("upstream_ca") {
+            let url = try path(ca, key: "upstream_ca", in: table)
+            guard FileManager.default.fileExists(atPath: url.path) else {
+                throw table.error("upstream_ca", "the file \(url.path) does not exist")
+            }
+            upstreamCA = url
+        }
+        var users: [String: DomainAccess]?
+        if let grants = try table.table("users") {
+            var result: [String: DomainAccess] = [:]
+            for user in grants.keys {
+                guard case .string(let text) = grants[user], let access = DomainAccess(rawValue: text) else {
+                    throw table.error("users", "user \"\(user)\": expected \"rw\" or \"ro\"")
+                }
+                result[user] = access
+            }
+            users = result
+        }
+        return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, credentials: credentials,
+                              accessGroup: group, upstreamCA: upstreamCA, users: users)
     }
 
     private func upstream(_ text: String, in table: SettingsTable, server: ServerSettings) throws(ConfigError) -> UpstreamLocation {
@@ -313,6 +349,12 @@ private struct SettingsTable {
         guard let value = table[key] else { return nil }
         guard case .string(let text) = value else { throw error(key, "expected a string, got \(value.typeName)") }
         return text
+    }
+
+    func table(_ key: String) throws(ConfigError) -> TOMLTable? {
+        guard let value = table[key] else { return nil }
+        guard case .table(let inner) = value else { throw error(key, "expected an inline table { ... }, got \(value.typeName)") }
+        return inner
     }
 
     func bool(_ key: String) throws(ConfigError) -> Bool? {

@@ -50,6 +50,8 @@ public struct ServerSettings: Sendable {
     public var logLevel: String
     /// `realm` of the Basic auth challenge, default `davgate`.
     public var realm: String
+    /// The credentials vault (`vault`); defaults to `vault.dgv` in the state folder.
+    public var vault: URL
 
     /// The settings of a file without a `[server]` table, paths resolved against `configFolder`.
     public init(configFolder: URL) {
@@ -67,6 +69,7 @@ public struct ServerSettings: Sendable {
         lockTimeoutMax = 604_800
         logLevel = "info"
         realm = "davgate"
+        vault = state.appendingPathComponent("vault.dgv")
     }
 }
 
@@ -77,12 +80,44 @@ public struct DomainSettings: Sendable {
     public var upstream: UpstreamLocation
     /// `listing_ttl`, defaulting to the server's.
     public var listingTTL: Double
+    /// `credentials = { service = "...", account = "..." }`: the vault entry
+    /// holding the upstream's password; nil for an upstream without auth.
+    public var credentials: VaultReference?
+    /// `access_group`: the only vault group this domain may read (the
+    /// keychain's access group); defaults to the domain's name.
+    public var accessGroup: String
+    /// `upstream_ca`: one extra CA or pinned certificate (PEM) for a
+    /// self-signed upstream.
+    public var upstreamCA: URL?
+    /// `users = { alice = "rw", bob = "ro" }`; nil lets every user read and write.
+    public var users: [String: DomainAccess]?
 
-    public init(name: String, upstream: UpstreamLocation, listingTTL: Double) {
+    public init(name: String, upstream: UpstreamLocation, listingTTL: Double, credentials: VaultReference? = nil,
+                accessGroup: String? = nil, upstreamCA: URL? = nil, users: [String: DomainAccess]? = nil) {
         self.name = name
         self.upstream = upstream
         self.listingTTL = listingTTL
+        self.credentials = credentials
+        self.accessGroup = accessGroup ?? name
+        self.upstreamCA = upstreamCA
+        self.users = users
     }
+}
+
+/// Names a vault entry (the keychain's service and account).
+public struct VaultReference: Sendable, Equatable {
+    public var service: String
+    public var account: String
+    public init(service: String, account: String) {
+        self.service = service
+        self.account = account
+    }
+}
+
+/// What a user may do in a domain.
+public enum DomainAccess: String, Sendable, Equatable {
+    case readWrite = "rw"
+    case readOnly = "ro"
 }
 
 extension GatewayConfig {

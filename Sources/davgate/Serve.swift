@@ -58,8 +58,13 @@ struct Serve: AsyncParsableCommand {
                 listingTTL: domain.listingTTL, logger: logger)
         }
 
+        var permissions: [String: [String: DomainPermission]] = [:]
+        for domain in config.domains {
+            guard let users = domain.users else { continue }
+            permissions[domain.name] = users.mapValues { $0 == .readOnly ? .readOnly : .readWrite }
+        }
         let settings = DAVServerSettings(
-            host: server.host, port: server.port, tls: tls, domains: providers, users: users,
+            host: server.host, port: server.port, tls: tls, domains: providers, permissions: permissions, users: users,
             realm: server.realm, allowBasicOverHTTP: server.allowBasicOverHTTP,
             maxXMLBodyBytes: server.maxXMLBodyBytes, propfindInfinity: server.propfindInfinity,
             lockTimeoutDefault: server.lockTimeoutDefault, lockTimeoutMax: server.lockTimeoutMax)

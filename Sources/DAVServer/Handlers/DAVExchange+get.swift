@@ -105,7 +105,7 @@ extension DAVExchange {
                 }
             }
         } else {
-            for name in settings.domains.keys.sorted() {
+            for name in visibleDomains {
                 let link = DAVPath(segments: [name]).href(collection: true)
                 rows += "<tr><td><a href=\"\(XMLEscaping.attribute(link))\">\(XMLEscaping.text(name))/</a></td><td></td><td></td></tr>\n"
             }

@@ -9,7 +9,7 @@ extension DAVExchange {
         var fields = HTTPFields()
         fields[.init("DAV")!] = "1, 2"
         fields[.init("MS-Author-Via")!] = "DAV"
-        fields[.allow] = DAVResponder.allowedMethods
+        fields[.allow] = permission == .readOnly ? DAVResponder.readOnlyMethods : DAVResponder.allowedMethods
         fields[.acceptRanges] = "bytes"
         return Self.response(.ok, headers: fields)
     }

@@ -148,10 +148,11 @@ extension DAVExchange {
                         contentVersion: 1, upstreamVersion: nil, cachedVersion: nil, executable: false, listedAt: nil)
         var body = Multistatus.header + renderResponse(root, path: [], query: query, dead: [], context: PropertyContext())
         if depth != .zero {
-            for name in settings.domains.keys.sorted() {
+            for name in visibleDomains {
                 let domainRoot = try await settings.domains[name]!.root()
                 let exchange = DAVExchange(request: request, context: context, settings: settings, user: user,
-                                           path: DAVPath(segments: [name]), trailingSlash: true, provider: settings.domains[name])
+                                           path: DAVPath(segments: [name]), trailingSlash: true, provider: settings.domains[name],
+                                           permission: settings.permission(of: user, in: name) ?? .readOnly)
                 body += exchange.renderResponse(domainRoot, path: [], query: query, dead: [], context: PropertyContext())
             }
         }

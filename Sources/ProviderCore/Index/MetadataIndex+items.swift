@@ -241,3 +241,15 @@ extension MetadataIndex {
         }
     }
 }
+
+extension MetadataIndex {
+    /// Forgets a domain entirely: its items (placeholders), dead properties
+    /// and locks go; the upstream is not touched. Returns how many items went.
+    public func resetDomain(_ domain: String) async throws -> Int {
+        try await pool.write { db in
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item WHERE domain = ?", arguments: [domain]) ?? 0
+            try db.execute(sql: "DELETE FROM item WHERE domain = ? AND parent_id IS NULL", arguments: [domain])
+            return count
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import GatewaySetup
+import ProviderCore
+
+/// `davgate domain ...`: the File Provider's domain management.
+struct DomainCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "domain",
+        abstract: "Manage the served domains.",
+        subcommands: [Reset.self, List.self]
+    )
+
+    /// The File Provider's log-out: forget everything local about a domain.
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Drop a domain's cache, placeholders, locks and dead properties; the upstream is left untouched.",
+            discussion: "The next request lists the upstream afresh. Stop the server first or expect its clients' locks to vanish."
+        )
+        @Argument(help: "The domain's name.") var name: String
+        @Flag(help: "Do not ask for confirmation.") var yes = false
+        @OptionGroup var options: ConfigOption
+
+        func run() async throws {
+            let config = try loadConfig(options.config)
+            guard config.domains.contains(where: { $0.name == name }) else {
+                throw ValidationError("no domain named \(name) in \(config.file.path)")
+            }
+            if !yes {
+                guard isatty(STDIN_FILENO) != 0 else {
+                    throw ValidationError("refusing to reset \(name) without confirmation; pass --yes")
+                }
+                print("Reset domain \(name)? Its cache, placeholders, locks and dead properties are dropped. [y/N] ", terminator: "")
+                guard let answer = readLine(), answer.lowercased().hasPrefix("y") else {
+                    say("Nothing was changed.")
+                    return
+                }
+            }
+            let index = try MetadataIndex(file: config.server.state.appendingPathComponent("index.sqlite"))
+            let items = try await index.resetDomain(name)
+            let cache = config.server.state.appendingPathComponent("cache").appendingPathComponent(name)
+            try? FileManager.default.removeItem(at: cache)
+            say("Reset domain \(name): \(items) items forgotten, cache \(cache.path) removed; the upstream was not touched.")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the configured domains and their upstreams.")
+        @OptionGroup var options: ConfigOption
+
+        func run() throws {
+            for domain in try loadConfig(options.config).domains {
+                switch domain.upstream {
+                case .directory(let url): print("\(domain.name)\tfile:\(url.path)")
+                case .webdav(let url): print("\(domain.name)\t\(url.absoluteString)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import GatewaySetup
+import Testing
+
+/// The domain keys of issue 3: credentials, access group, extra CA, users.
+@Suite("GatewayConfig domains")
+struct DomainSettingsTests {
+    @Test("credentials, access group, upstream CA, users and vault are read")
+    func keys() throws {
+        let folder = try TemporaryFolder()
+        try FileManager.default.createDirectory(at: folder.path("certs"), withIntermediateDirectories: true)
+        try Data("pem".utf8).write(to: folder.path("certs/cloud-ca.pem"))
+        let config = try GatewayConfig.load(from: try folder.config("""
+            [server]
+            vault = "../secrets/vault.dgv"
+
+            [[domain]]
+            name = "team"
+            upstream = "https://cloud.example/remote.php/dav/files/team/"
+            credentials = { service = "cloud.example", account = "team" }
+            access_group = "team-group"
+            upstream_ca = "../certs/cloud-ca.pem"
+            users = { alice = "rw", bob = "ro" }
+
+            [[domain]]
+            name = "files"
+            upstream = "file:../var/upstream"
+            """))
+        #expect(config.server.vault == folder.path("secrets/vault.dgv"))
+        let team = config.domains[0]
+        #expect(team.upstream == .webdav(URL(string: "https://cloud.example/remote.php/dav/files/team/")!))
+        #expect(team.credentials == VaultReference(service: "cloud.example", account: "team"))
+        #expect(team.accessGroup == "team-group")
+        #expect(team.upstreamCA == folder.path("certs/cloud-ca.pem"))
+        #expect(team.users == ["alice": .readWrite, "bob": .readOnly])
+        let files = config.domains[1]
+        #expect(files.credentials == nil)
+        #expect(files.accessGroup == "files", "the access group defaults to the domain's name")
+        #expect(files.users == nil, "no users key: everyone may read and write")
+    }
+
+    @Test("the vault defaults to vault.dgv in the state folder")
+    func vaultDefault() throws {
+        let folder = try TemporaryFolder()
+        let config = try GatewayConfig.load(from: try folder.config("""
+            [server]
+            state = "../state"
+            [[domain]]
+            name = "files"
+            upstream = "file:../state/upstream"
+            """))
+        #expect(config.server.vault == folder.path("state/vault.dgv"))
+    }
+
+    @Test("bad domain keys are refused with file, key and reason", arguments: [
+        ("credentials = \"team\"", "credentials", "inline table"),
+        ("credentials = { service = \"s\" }", "credentials", "service"),
+        ("credentials = { service = \"s\", account = \"a\", secret = \"x\" }", "secret", "unknown key"),
+        ("users = { alice = \"admin\" }", "users", "\"rw\" or \"ro\""),
+        ("upstream_ca = \"../missing.pem\"", "upstream_ca", "does not exist"),
+        ("access_group = \"\"", "access_group", "non-empty"),
+    ])
+    func refusals(line: String, key: String, reason: String) throws {
+        let folder = try TemporaryFolder()
+        let file = try folder.config("""
+            [[domain]]
+            name = "files"
+            upstream = "file:../var/upstream"
+            \(line)
+            """)
+        #expect {
+            _ = try GatewayConfig.load(from: file)
+        } throws: { error in
+            let message = "\(error)"
+            return message.contains(file.path) && message.contains(key) && message.contains(reason)
+        }
+    }
+}

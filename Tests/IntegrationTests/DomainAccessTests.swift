@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+/// Issue 3: several domains, each with its own users; read-only users;
+/// domains a user may not see are 404; failed logins are slowed.
+@Suite("domains and users over real TLS")
+struct DomainAccessTests {
+    /// `files` is open to everyone; `team` to alice (rw) and bob (ro) only.
+    static let teamDomain = """
+
+        [[domain]]
+        name = "team"
+        upstream = "file:../var/team"
+        users = { alice = "rw", bob = "ro" }
+        """
+
+    @Test("read-only users get 403 on every write method and a read-only Allow")
+    func readOnly() async throws {
+        try await withGateway(extraDomain: Self.teamDomain) { server, admin in
+            try server.addUser("alice", password: "alice-pw")
+            try server.addUser("bob", password: "bob-pw")
+            try await withClient(server, user: "alice", password: "alice-pw") { alice in
+                #expect(try await alice.send("PUT", "/team/doc.txt", body: "by alice").status == 201)
+                #expect(try await alice.send("MKCOL", "/team/dir").status == 201)
+            }
+            try await withClient(server, user: "bob", password: "bob-pw") { bob in
+                #expect(try await bob.send("GET", "/team/doc.txt").text == "by alice")
+                #expect(try await bob.send("PROPFIND", "/team/", headers: [("Depth", "1")]).status == 207)
+                let writes: [(String, String, [(String, String)], String?)] = [
+                    ("PUT", "/team/doc.txt", [], "by bob"),
+                    ("MKCOL", "/team/bobdir", [], nil),
+                    ("MOVE", "/team/doc.txt", [("Destination", "\(bob.base)/team/moved.txt")], nil),
+                    ("COPY", "/team/doc.txt", [("Destination", "\(bob.base)/team/copy.txt")], nil),
+                    ("DELETE", "/team/doc.txt", [], nil),
+                    ("PROPPATCH", "/team/doc.txt", [], "<D:propertyupdate xmlns:D=\"DAV:\"><D:set><D:prop><x xmlns=\"urn:x\">1</x></D:prop></D:set></D:propertyupdate>"),
+                    ("LOCK", "/team/doc.txt", [], Fixtures.lockBody),
+                    ("UNLOCK", "/team/doc.txt", [("Lock-Token", "<urn:uuid:0>")], nil),
+                ]
+                for (method, path, headers, body) in writes {
+                    let reply = try await bob.send(method, path, headers: headers, body: body)
+                    #expect(reply.status == 403, "\(method) by a read-only user")
+                }
+                let options = try await bob.send("OPTIONS", "/team/")
+                #expect(options.header("Allow") == "OPTIONS, GET, HEAD, PROPFIND")
+            }
+            // Nothing bob tried reached the upstream.
+            let names = try FileManager.default.contentsOfDirectory(atPath: server.state.appendingPathComponent("team").path).sorted()
+            #expect(names == ["dir", "doc.txt"])
+            #expect(try String(contentsOf: server.state.appendingPathComponent("team/doc.txt"), encoding: .utf8) == "by alice")
+            // admin is not listed for team: the domain does not exist for them.
+            #expect(try await admin.send("PROPFIND", "/team/", headers: [("Depth", "0")]).status == 404)
+            #expect(try await admin.send("GET", "/team/doc.txt").status == 404)
+        }
+    }
+
+    @Test("PROPFIND / lists only the domains the user may see")
+    func rootListing() async throws {
+        try await withGateway(extraDomain: Self.teamDomain) { server, admin in
+            try server.addUser("alice", password: "alice-pw")
+            let adminView = try await admin.send("PROPFIND", "/", headers: [("Depth", "1")])
+            #expect(adminView.status == 207)
+            #expect(adminView.text.contains("<D:href>/files/</D:href>"))
+            #expect(!adminView.text.contains("/team/"))
+            try await withClient(server, user: "alice", password: "alice-pw") { alice in
+                let aliceView = try await alice.send("PROPFIND", "/", headers: [("Depth", "1")])
+                #expect(aliceView.text.contains("<D:href>/files/</D:href>"))
+                #expect(aliceView.text.contains("<D:href>/team/</D:href>"))
+            }
+        }
+    }
+
+    @Test("repeated failed logins are answered ever more slowly, and logged without the password")
+    func throttle() async throws {
+        try await withGateway { server, _ in
+            try await withClient(server, password: "wrong-password-123") { guesser in
+                let clock = ContinuousClock()
+                var times: [Duration] = []
+                for _ in 0..<5 {
+                    let start = clock.now
+                    #expect(try await guesser.send("PROPFIND", "/files/", headers: [("Depth", "0")]).status == 401)
+                    times.append(clock.now - start)
+                }
+                // 100, 200, 400, 800, 1600 ms of added delay: the last is far slower than the first.
+                #expect(times[4] > times[0] + .milliseconds(1000), "\(times)")
+                #expect(times[3] > times[1], "\(times)")
+            }
+            // The right password still works at once: the throttle never slows a correct login.
+            try await withClient(server) { client in
+                #expect(try await client.send("PROPFIND", "/files/", headers: [("Depth", "0")]).status == 207)
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(server.stderr.contains("login failed for \"admin\""))
+            #expect(server.stderr.contains("127.0.0.1"))
+            #expect(!server.stderr.contains("wrong-password-123"))
+        }
+    }
+}
