@@ -19,7 +19,8 @@ public final class Provider: Sendable {
     public let listingTTL: TimeInterval
     let logger: Logger
 
-    let fetches = SingleFlight<Int64, Item>()
+    /// Downloads in flight, by item id: one per item however many readers.
+    let downloads = NIOLockedValueBox<[Int64: Download]>([:])
     let listings = SingleFlight<Int64, Bool>()
     let mutations = AsyncMutex()
     /// Bumped by every namespace change; a listing fetched while it moved is

@@ -166,7 +166,7 @@ struct GatewayConfigTests {
     @Test("domain refusals", arguments: [
         ("", nil as String?, nil as Int?, "no [[domain]]"),
         ("[domain]\nname = \"x\"", "domain", 1, "expected [[domain]] tables"),
-        ("[[domain]]\nname = \"a\"\nupstream = \"file:../var/a\"\nusers = 1", "[[domain]] users", 4, "unknown key"),
+        ("[[domain]]\nname = \"a\"\nupstream = \"file:../var/a\"\nowners = 1", "[[domain]] owners", 4, "unknown key"),
         ("[[domain]]\nupstream = \"file:../var/a\"", "[[domain]]", 1, "missing key name"),
         ("[[domain]]\nname = \"a\"", "[[domain]]", 1, "missing key upstream"),
         ("[[domain]]\nname = \".hidden\"\nupstream = \"file:../var/a\"", "[[domain]] name", 2, "expected 1-64"),

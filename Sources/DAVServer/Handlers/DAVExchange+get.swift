@@ -15,25 +15,33 @@ extension DAVExchange {
         guard let provider else {
             return try await folderListing(nil, includeBody: includeBody)
         }
-        var item = try await requireItem(provider)
+        let item = try await requireItem(provider)
         if item.isFolder {
             return try await folderListing(item, includeBody: includeBody)
         }
         if let early = try notModifiedOrFailed(item) { return early }
-        var file: OpenFile?
+        // The size announced is that of the bytes being served: the opened
+        // cache file's, or the listing's while a download is followed.
+        var size = item.size
+        var source: ContentSource?
         if includeBody {
-            let (current, url) = try await provider.contents(of: item, at: itemPath)
-            item = current
-            file = try OpenFile(path: url.path)
+            switch try provider.openContents(of: item, at: itemPath) {
+            case .file(let url):
+                let file = try OpenFile(path: url.path)
+                size = file.size
+                source = .file(file)
+            case .download(let download):
+                size = download.expectedSize
+                source = .download(download)
+            }
         }
-        // The size of the bytes actually being served, not of the listing.
-        let size = file?.size ?? item.size
         var fields = HTTPFields()
         fields[.contentType] = ContentType.forName(item.name)
         fields[.eTag] = item.etag
         fields[.lastModified] = HTTPDate.rfc1123(item.modified)
         fields[.acceptRanges] = "bytes"
-        var range: ClosedRange<Int64> = 0...(size - 1)
+        // nil for empty content: there is no byte range to serve.
+        var range: ClosedRange<Int64>? = size > 0 ? 0...(size - 1) : nil
         var status = HTTPResponse.Status.ok
         if size > 0, rangeApplies(item) {
             switch RangeRequest.evaluate(headers[.range], size: size) {
@@ -47,12 +55,28 @@ extension DAVExchange {
                 throw DAVError(.rangeNotSatisfiable, "the requested range is outside the \(size)-byte content")
             }
         }
-        let length = size > 0 ? range.count : 0
-        fields[.contentLength] = String(length)
-        guard includeBody, let file, length > 0 else {
+        fields[.contentLength] = String(range?.count ?? 0)
+        guard let source, let range else {
             return Response(status: status, headers: fields)
         }
-        return Response(status: status, headers: fields, body: file.body(range: range))
+        return Response(status: status, headers: fields, body: source.body(range: range))
+    }
+
+    /// The bytes of a GET: a complete file, or a download being followed
+    /// (the first GET of a placeholder streams while the cache fills).
+    private enum ContentSource {
+        case file(OpenFile)
+        case download(Download)
+
+        func body(range: ClosedRange<Int64>) -> ResponseBody {
+            switch self {
+            case .file(let file):
+                return file.body(range: range)
+            case .download(let download):
+                return FileDescriptor.body(range: range, open: { FileDescriptor(try download.openForReading()) },
+                                           available: { try await download.bytes(beyond: $0) })
+            }
+        }
     }
 
     /// 304 for a matching If-None-Match / unmodified If-Modified-Since, 412

@@ -1,0 +1,92 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import ProviderCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An open file descriptor, closed when the last reference goes, with the
+/// chunked reads and writes the body streams need, done off the cooperative
+/// pool (two threads on this machine) on Dispatch's.
+final class FileDescriptor: Sendable {
+    let fd: Int32
+
+    init(_ fd: Int32) { self.fd = fd }
+
+    deinit { close(fd) }
+
+    /// Reads up to `count` bytes at `offset`; an empty buffer at the end.
+    func read(at offset: Int64, count: Int) async throws -> ByteBuffer {
+        try await blocking {
+            var buffer = ByteBufferAllocator().buffer(capacity: count)
+            var result = 0
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+                result = pread(self.fd, raw.baseAddress, count, off_t(offset))
+                return max(result, 0)
+            }
+            guard result >= 0 else { throw ProviderError.local("cannot read content: \(String(cString: strerror(errno)))") }
+            return buffer
+        }
+    }
+
+    /// Appends the whole buffer; returns the byte count.
+    func write(_ buffer: ByteBuffer) async throws -> Int64 {
+        try await blocking {
+            try buffer.withUnsafeReadableBytes { raw in
+                var done = 0
+                while done < raw.count {
+                    let n = Glibc.write(self.fd, raw.baseAddress! + done, raw.count - done)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        throw Self.error("cannot write upload file", errno)
+                    }
+                    done += n
+                }
+                return Int64(done)
+            }
+        }
+    }
+
+    func sync() async throws {
+        try await blocking {
+            guard fsync(self.fd) == 0 else { throw Self.error("cannot sync upload file", errno) }
+        }
+    }
+
+    static func error(_ what: String, _ code: Int32) -> ProviderError {
+        if code == ENOSPC || code == EDQUOT { return .upstream(.noSpace) }
+        return .local("\(what): \(String(cString: strerror(code)))")
+    }
+
+    /// Streams `range` of the file; `available` says how far the file is
+    /// written (it may still grow, for a download in flight) and throws when
+    /// the writer failed. Back pressure from the writer keeps memory at one
+    /// 256 KiB chunk in flight.
+    static func body(range: ClosedRange<Int64>, open: @escaping @Sendable () throws -> FileDescriptor,
+                     available: @escaping @Sendable (Int64) async throws -> Int64) -> ResponseBody {
+        ResponseBody(contentLength: range.count) { writer in
+            var file: FileDescriptor?
+            var offset = range.lowerBound
+            let end = range.upperBound + 1
+            while offset < end {
+                let ready = min(try await available(offset), end)
+                guard ready > offset else {
+                    throw ProviderError.upstream(.io("the content ended after \(offset) of \(end) bytes"))
+                }
+                let descriptor = try file ?? open()
+                file = descriptor
+                while offset < ready {
+                    let chunk = try await descriptor.read(at: offset, count: Int(min(Int64(256 * 1024), ready - offset)))
+                    guard chunk.readableBytes > 0 else {
+                        throw ProviderError.local("cached content ended early")
+                    }
+                    offset += Int64(chunk.readableBytes)
+                    try await writer.write(chunk)
+                }
+            }
+            try await writer.finish(nil)
+        }
+    }
+}
