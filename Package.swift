@@ -56,6 +56,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -123,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "UpstreamsTests",
             dependencies: [
-                "Upstreams", "ProviderCore",
+                "Upstreams", "ProviderCore", "DAVXML", "DavgateTestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
@@ -132,10 +133,14 @@ let package = Package(
         .testTarget(name: "VaultTests", dependencies: ["Vault"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewaySetupTests", dependencies: ["GatewaySetup"], swiftSettings: swiftSettings),
 
+        // Starts the real davgate binary for the test targets that need one.
+        .target(name: "DavgateTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),
+
         // End to end: the real davgate binary over real TLS, driven by real clients.
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
+                "DavgateTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),

@@ -132,7 +132,8 @@ struct DAVResponder: HTTPResponder {
         guard await settings.users.verify(credentials.user, password: credentials.password) else {
             let delay = throttle.failed(user: credentials.user, address: address)
             try? await Task.sleep(for: delay)
-            throw DAVError(.unauthorized, "login failed for \(credentials.user.debugDescription) (answer delayed \(delay) against guessing)")
+            let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+            throw DAVError(.unauthorized, "login failed for \(credentials.user.debugDescription) (answer delayed \(seconds) seconds against guessing)")
         }
         throttle.succeeded(user: credentials.user, address: address)
         return credentials.user

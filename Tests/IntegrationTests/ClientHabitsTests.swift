@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DavgateTestSupport
 import Foundation
 import NIOCore
 import NIOFoundationCompat

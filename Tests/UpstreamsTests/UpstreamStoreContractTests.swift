@@ -1,3 +1,4 @@
+import DavgateTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 import ProviderCore
@@ -48,7 +49,7 @@ enum StoreSetup: String, CaseIterable, Sendable, CustomTestStringConvertible {
             })
         case .davgate:
             let server = try await DavgateProcess()
-            let store = try WebDAVStore(baseURL: server.baseURL, credentials: ("admin", server.adminPassword),
+            let store = try WebDAVStore(baseURL: server.filesURL, credentials: ("admin", server.adminPassword),
                                         extraTrustRoot: server.certificate)
             return (store, {
                 try? await store.shutdown()

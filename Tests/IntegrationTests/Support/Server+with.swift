@@ -1,3 +1,4 @@
+import DavgateTestSupport
 import Foundation
 
 /// Runs `body` against a fresh davgate and a client, always cleaning up.

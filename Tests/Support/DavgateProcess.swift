@@ -1,26 +1,34 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A real davgate process on an ephemeral loopback port with its own config,
-/// state folder and upstream folder under a fresh temporary directory.
-final class DavgateProcess: @unchecked Sendable {
-    let root: URL
-    let process: Process
-    let port: Int
-    let tls: Bool
-    let adminPassword: String
-    let fingerprint: String?
+/// state folder and upstream folder under a fresh temporary directory; shared
+/// by every test target that needs a running davgate.
+public final class DavgateProcess: @unchecked Sendable {
+    public let root: URL
+    public let pid: pid_t
+    public let port: Int
+    public let tls: Bool
+    public let adminPassword: String
+    public let fingerprint: String?
     private let output: OutputCollector
 
-    var configFile: URL { root.appendingPathComponent("conf/davgate.toml") }
-    var state: URL { root.appendingPathComponent("var") }
-    var upstream: URL { root.appendingPathComponent("var/upstream") }
-    var certificate: URL { root.appendingPathComponent("certs/davgate.pem") }
-    var baseURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
-    var stderr: String { output.stderrText }
+    public var configFile: URL { root.appendingPathComponent("conf/davgate.toml") }
+    public var state: URL { root.appendingPathComponent("var") }
+    public var upstream: URL { root.appendingPathComponent("var/upstream") }
+    public var certificate: URL { root.appendingPathComponent("certs/davgate.pem") }
+    /// `scheme://127.0.0.1:port`, without a path.
+    public var baseURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
+    /// The collection URL of the domain `files`.
+    public var filesURL: URL { URL(string: baseURL + "/files/")! }
+    public var stderr: String { output.stderrText }
 
     /// The built `davgate` executable, next to the test bundle.
-    static var executable: URL {
+    public static var executable: URL {
         let bundleDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let beside = bundleDir.appendingPathComponent("davgate")
         if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
@@ -32,7 +40,7 @@ final class DavgateProcess: @unchecked Sendable {
     /// Starts davgate; `extraServer` lines go into `[server]`, `extraDomain` into the domain table.
     /// `allowBasicOverHTTP` is the `allow_basic_over_http` key (davgate's default is false;
     /// the tests default to true so that litmus can run over plain HTTP).
-    init(tls: Bool = true, allowBasicOverHTTP: Bool = true, extraServer: String = "", extraDomain: String = "",
+    public init(tls: Bool = true, allowBasicOverHTTP: Bool = true, extraServer: String = "", extraDomain: String = "",
          reuse root: URL? = nil) async throws {
         self.tls = tls
         let root = root ?? FileManager.default.temporaryDirectory.appendingPathComponent("davgate-it-\(UUID().uuidString)")
@@ -56,14 +64,15 @@ final class DavgateProcess: @unchecked Sendable {
             \(extraDomain)
             """
         try config.write(to: conf.appendingPathComponent("davgate.toml"), atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = ["serve", "--config", conf.appendingPathComponent("davgate.toml").path]
         let collector = OutputCollector()
-        process.standardOutput = collector.stdoutPipe
-        process.standardError = collector.stderrPipe
-        try process.run()
-        self.process = process
+        // Not Foundation's Process: it hands the child the calling thread's
+        // signal mask, where SIGTERM is blocked, so davgate would never hear it.
+        let pid = try ChildProcess.spawn(Self.executable.path, ["serve", "--config", conf.appendingPathComponent("davgate.toml").path],
+                                         stdout: collector.stdoutPipe.fileHandleForWriting.fileDescriptor,
+                                         stderr: collector.stderrPipe.fileHandleForWriting.fileDescriptor)
+        try collector.stdoutPipe.fileHandleForWriting.close()
+        try collector.stderrPipe.fileHandleForWriting.close()
+        self.pid = pid
         self.output = collector
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
@@ -77,43 +86,39 @@ final class DavgateProcess: @unchecked Sendable {
                 fingerprint = collector.line(containing: "fingerprint: ").map { String($0.components(separatedBy: "fingerprint: ")[1]) }
                 return
             }
-            if !process.isRunning { break }
+            if ChildProcess.hasEnded(pid) { break }
             try await Task.sleep(for: .milliseconds(50))
         }
-        process.terminate()
+        ChildProcess.stop(pid)
         Issue.record("davgate did not start: \(collector.stdoutText)\n\(collector.stderrText)")
         throw StartFailure()
     }
 
-    struct StartFailure: Error {}
+    public struct StartFailure: Error {}
 
     /// Stops the process (SIGTERM, then SIGKILL) and waits for it.
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        for _ in 0..<100 where process.isRunning { usleep(50_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+    public func stop() {
+        ChildProcess.stop(pid)
     }
 
     /// Stops the process and removes its folder.
-    func cleanUp() {
+    public func cleanUp() {
         stop()
         try? FileManager.default.removeItem(at: root)
     }
 
-    deinit { if process.isRunning { process.terminate() } }
+    deinit { ChildProcess.stop(pid) }
 }
 
 /// Collects a child's stdout and stderr as they arrive.
-final class OutputCollector: @unchecked Sendable {
-    let stdoutPipe = Pipe()
-    let stderrPipe = Pipe()
+public final class OutputCollector: @unchecked Sendable {
+    public let stdoutPipe = Pipe()
+    public let stderrPipe = Pipe()
     private let lock = NSLock()
     private var out = Data()
     private var err = Data()
 
-    init() {
+    public init() {
         stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard let self else { return }
@@ -126,10 +131,10 @@ final class OutputCollector: @unchecked Sendable {
         }
     }
 
-    var stdoutText: String { lock.lock(); defer { lock.unlock() }; return String(decoding: out, as: UTF8.self) }
-    var stderrText: String { lock.lock(); defer { lock.unlock() }; return String(decoding: err, as: UTF8.self) }
+    public var stdoutText: String { lock.lock(); defer { lock.unlock() }; return String(decoding: out, as: UTF8.self) }
+    public var stderrText: String { lock.lock(); defer { lock.unlock() }; return String(decoding: err, as: UTF8.self) }
 
-    func line(containing needle: String) -> String? {
+    public func line(containing needle: String) -> String? {
         stdoutText.split(separator: "\n").first { $0.contains(needle) }.map(String.init)
     }
 }

@@ -8,11 +8,11 @@ import Glibc
 /// dispositions. `Process` passes on the calling thread's signal mask, and
 /// the threads of Dispatch and of Swift concurrency block SIGTERM, so a
 /// server started through it could never be stopped by SIGTERM.
-enum ChildProcess {
+public enum ChildProcess {
     /// Spawns `executable` with stdin from /dev/null and stdout / stderr on
     /// the given descriptors.
     /// - Returns: the child's process id.
-    static func spawn(_ executable: String, _ arguments: [String], stdout: Int32, stderr: Int32) throws -> pid_t {
+    public static func spawn(_ executable: String, _ arguments: [String], stdout: Int32, stderr: Int32) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -40,7 +40,7 @@ enum ChildProcess {
     /// Runs a program to its end with its output in a file (not a pipe: a
     /// daemon it starts would hold a pipe open for ever).
     /// - Throws: when it exits with a failure, with its output.
-    static func run(_ executable: String, _ arguments: [String]) throws {
+    public static func run(_ executable: String, _ arguments: [String]) throws {
         let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString).out")
         defer { try? FileManager.default.removeItem(at: outputFile) }
         let fd = open(outputFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -62,7 +62,7 @@ enum ChildProcess {
 
     /// Waits for a child to end; returns its exit code (128 + signal when killed).
     @discardableResult
-    static func wait(_ pid: pid_t) -> Int32 {
+    public static func wait(_ pid: pid_t) -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             if errno != EINTR { return -1 }
@@ -71,14 +71,14 @@ enum ChildProcess {
     }
 
     /// Whether a child has ended (reaping it if so), without waiting.
-    static func hasEnded(_ pid: pid_t) -> Bool {
+    public static func hasEnded(_ pid: pid_t) -> Bool {
         var status: Int32 = 0
         let result = waitpid(pid, &status, WNOHANG)
         return result == pid || (result < 0 && errno == ECHILD)
     }
 
     /// SIGTERM, up to five seconds to end, then SIGKILL; reaps the child.
-    static func stop(_ pid: pid_t) {
+    public static func stop(_ pid: pid_t) {
         guard !hasEnded(pid) else { return }
         kill(pid, SIGTERM)
         for _ in 0..<250 {
@@ -89,8 +89,8 @@ enum ChildProcess {
         wait(pid)
     }
 
-    struct SpawnError: Error, CustomStringConvertible {
-        let message: String
-        var description: String { message }
+    public struct SpawnError: Error, CustomStringConvertible {
+        public let message: String
+        public var description: String { message }
     }
 }
