@@ -6,6 +6,7 @@ import Logging
 import ProviderCore
 import Upstreams
 import Users
+import Vault
 
 /// `davgate serve`: first-start set-up, then the server until SIGINT/SIGTERM.
 struct Serve: AsyncParsableCommand {
@@ -17,10 +18,10 @@ struct Serve: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: ConfigOption
+    @OptionGroup var vaultOptions: VaultOptions
 
     func run() async throws {
-        let config = try loadConfig(options.config)
+        let config = try loadConfig(vaultOptions.config.config)
         let logger = makeLogger(level: config.server.logLevel)
         let server = config.server
         try FileManager.default.createDirectory(at: server.state, withIntermediateDirectories: true)
@@ -42,16 +43,13 @@ struct Serve: AsyncParsableCommand {
         }
 
         let index = try MetadataIndex(file: server.state.appendingPathComponent("index.sqlite"))
+        // The vault is opened only when a domain needs credentials, and only
+        // the entries of each domain's access group are handed to its store.
+        let vault = config.domains.contains { $0.credentials != nil } ? try vaultOptions.openVault() : nil
         var providers: [String: Provider] = [:]
         for domain in config.domains {
-            let store: any UpstreamStore
-            switch domain.upstream {
-            case .directory(let root):
-                try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-                store = DirectoryStore(root: root)
-            case .webdav(let url):
-                throw ValidationError("\(config.file.path): domain \(domain.name): WebDAV upstreams (\(url.absoluteString)) are not available in this version; use a file: upstream")
-            }
+            let store = try makeStore(for: domain, vault: vault, config: config)
+            logger.info("domain \(domain.name): upstream \(store.displayName)")
             providers[domain.name] = try Provider(
                 domain: domain.name, store: store, index: index,
                 cacheFolder: server.state.appendingPathComponent("cache").appendingPathComponent(domain.name),
@@ -74,6 +72,30 @@ struct Serve: AsyncParsableCommand {
             let domains = config.domains.map { "\(scheme)://\(host):\(port)/\($0.name)/" }.joined(separator: ", ")
             say("davgate listening on \(scheme)://\(host):\(port)/ serving \(domains)")
         }
+    }
+}
+
+/// The upstream store of a domain; a WebDAV upstream's password comes from
+/// the vault entry the domain names, read within the domain's access group.
+private func makeStore(for domain: DomainSettings, vault: Vault?, config: GatewayConfig) throws -> any UpstreamStore {
+    switch domain.upstream {
+    case .directory(let root):
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        return DirectoryStore(root: root)
+    case .webdav(let url):
+        var credentials: (user: String, password: String)?
+        if let reference = domain.credentials {
+            guard let entry = vault?.entry(service: reference.service, account: reference.account, group: domain.accessGroup),
+                  let password = entry.secret.stringValue else {
+                throw ValidationError("""
+                    \(config.file.path): domain \(domain.name): no vault entry service "\(reference.service)" account \
+                    "\(reference.account)" in access group "\(domain.accessGroup)"; add it with: davgate vault set \
+                    \(reference.service) \(reference.account) --group \(domain.accessGroup) (the secret on standard input)
+                    """)
+            }
+            credentials = (reference.account, password)
+        }
+        return try WebDAVStore(baseURL: url, credentials: credentials, extraTrustRoot: domain.upstreamCA)
     }
 }
 

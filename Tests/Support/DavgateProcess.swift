@@ -41,7 +41,7 @@ public final class DavgateProcess: @unchecked Sendable {
     /// `allowBasicOverHTTP` is the `allow_basic_over_http` key (davgate's default is false;
     /// the tests default to true so that litmus can run over plain HTTP).
     public init(tls: Bool = true, allowBasicOverHTTP: Bool = true, extraServer: String = "", extraDomain: String = "",
-         reuse root: URL? = nil) async throws {
+         arguments: [String] = [], reuse root: URL? = nil) async throws {
         self.tls = tls
         let root = root ?? FileManager.default.temporaryDirectory.appendingPathComponent("davgate-it-\(UUID().uuidString)")
         self.root = root
@@ -67,7 +67,7 @@ public final class DavgateProcess: @unchecked Sendable {
         let collector = OutputCollector()
         // Not Foundation's Process: it hands the child the calling thread's
         // signal mask, where SIGTERM is blocked, so davgate would never hear it.
-        let pid = try ChildProcess.spawn(Self.executable.path, ["serve", "--config", conf.appendingPathComponent("davgate.toml").path],
+        let pid = try ChildProcess.spawn(Self.executable.path, ["serve", "--config", conf.appendingPathComponent("davgate.toml").path] + arguments,
                                          stdout: collector.stdoutPipe.fileHandleForWriting.fileDescriptor,
                                          stderr: collector.stderrPipe.fileHandleForWriting.fileDescriptor)
         try collector.stdoutPipe.fileHandleForWriting.close()

@@ -1,0 +1,111 @@
+import DavgateTestSupport
+import Foundation
+import Testing
+
+/// A domain bridged to a WebDAV upstream (here another davgate over TLS),
+/// whose password comes only from the vault, read within the domain's
+/// access group.
+@Suite("a WebDAV upstream with credentials from the vault")
+struct WebDAVUpstreamTests {
+    /// Runs a `davgate` subcommand; returns its exit status and output.
+    @discardableResult
+    static func davgate(_ arguments: [String], stdin: String? = nil) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = DavgateProcess.executable
+        process.arguments = arguments
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    /// A vault with a key file, both mode 0600, in a fresh folder.
+    static func makeVault() throws -> (vault: URL, key: URL) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vault-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let key = folder.appendingPathComponent("vault.key")
+        var bytes = [UInt8](repeating: 0, count: 32)
+        for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
+        try Data(bytes).write(to: key)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key.path)
+        let vault = folder.appendingPathComponent("vault.dgv")
+        let created = try Self.davgate(["vault", "init", "--vault", vault.path, "--key-file", key.path])
+        #expect(created.status == 0, "\(created.output)")
+        return (vault, key)
+    }
+
+    @Test("PUT, GET, PROPFIND, MOVE and DELETE through davgate reach the upstream davgate")
+    func bridged() async throws {
+        let upstream = try await DavgateProcess()
+        defer { upstream.cleanUp() }
+        let (vault, key) = try Self.makeVault()
+        defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
+        let stored = try Self.davgate(["vault", "set", "upstream-a", "admin", "--group", "team", "--vault", vault.path, "--key-file", key.path],
+                                      stdin: upstream.adminPassword + "\n")
+        #expect(stored.status == 0, "\(stored.output)")
+
+        let gateway = try await DavgateProcess(
+            extraServer: "vault = \"\(vault.path)\"",
+            extraDomain: """
+
+                [[domain]]
+                name = "team"
+                upstream = "\(upstream.filesURL.absoluteString)"
+                credentials = { service = "upstream-a", account = "admin" }
+                access_group = "team"
+                upstream_ca = "\(upstream.certificate.path)"
+                """,
+            arguments: ["--key-file", key.path])
+        defer { gateway.cleanUp() }
+        // The password is nowhere in the gateway's configuration or log.
+        let gatewayConfig = try String(contentsOf: gateway.configFile, encoding: .utf8)
+        #expect(!gatewayConfig.contains(upstream.adminPassword))
+        try await withClient(gateway) { client async throws in
+            #expect(try await client.send("MKCOL", "/team/docs").status == 201)
+            #expect(try await client.send("PUT", "/team/docs/a.txt", body: "through the bridge").status == 201)
+            #expect(try String(contentsOf: upstream.upstream.appendingPathComponent("docs/a.txt"), encoding: .utf8) == "through the bridge")
+            let listing = try await client.send("PROPFIND", "/team/docs/", headers: [("Depth", "1")])
+            #expect(listing.text.contains("/team/docs/a.txt"))
+            #expect(try await client.send("GET", "/team/docs/a.txt").text == "through the bridge")
+            let moved = try await client.send("MOVE", "/team/docs/a.txt", headers: [("Destination", "\(client.base)/team/docs/b.txt")])
+            #expect(moved.status == 201)
+            #expect(FileManager.default.fileExists(atPath: upstream.upstream.appendingPathComponent("docs/b.txt").path))
+            #expect(try await client.send("DELETE", "/team/docs/b.txt").status == 204)
+            #expect(!FileManager.default.fileExists(atPath: upstream.upstream.appendingPathComponent("docs/b.txt").path))
+        }
+        #expect(!gateway.stderr.contains(upstream.adminPassword))
+    }
+
+    @Test("a domain whose vault entry is in another access group is refused at start, naming the entry")
+    func wrongGroup() async throws {
+        let (vault, key) = try Self.makeVault()
+        defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
+        try Self.davgate(["vault", "set", "upstream-a", "admin", "--group", "other", "--vault", vault.path, "--key-file", key.path],
+                         stdin: "secret\n")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("conf"), withIntermediateDirectories: true)
+        let config = root.appendingPathComponent("conf/davgate.toml")
+        try """
+            [server]
+            listen = "127.0.0.1:0"
+            vault = "\(vault.path)"
+            [[domain]]
+            name = "team"
+            upstream = "https://127.0.0.1:9/files/"
+            credentials = { service = "upstream-a", account = "admin" }
+            access_group = "team"
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let refused = try Self.davgate(["serve", "--config", config.path, "--key-file", key.path])
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("upstream-a"))
+        #expect(refused.output.contains("\"team\""))
+        #expect(refused.output.contains("davgate vault set"))
+    }
+}
