@@ -102,3 +102,42 @@ struct DomainAccessTests {
         }
     }
 }
+
+@Suite("domain reset")
+struct DomainResetTests {
+    @Test("reset drops cache, placeholders, locks and dead properties and leaves the upstream untouched")
+    func reset() async throws {
+        let first = try await DavgateProcess()
+        defer { first.cleanUp() }
+        try await withClient(first) { client async throws in
+            #expect(try await client.send("PUT", "/files/keep.txt", body: "upstream keeps me").status == 201)
+            let patch = "<D:propertyupdate xmlns:D=\"DAV:\"><D:set><D:prop><x:tag xmlns:x=\"urn:x\">dead</x:tag></D:prop></D:set></D:propertyupdate>"
+            #expect(try await client.send("PROPPATCH", "/files/keep.txt", body: patch).status == 207)
+            #expect(try await client.send("LOCK", "/files/keep.txt", body: Fixtures.lockBody).status == 200)
+            #expect(try await client.send("PUT", "/files/keep.txt", body: "blocked").status == 423)
+        }
+        first.stop()
+        let cache = first.state.appendingPathComponent("cache/files")
+        #expect(FileManager.default.fileExists(atPath: cache.path))
+
+        let refused = try WebDAVUpstreamTests.davgate(["domain", "reset", "files", "--config", first.configFile.path])
+        #expect(refused.status != 0, "without --yes and without a terminal it refuses")
+        let reset = try WebDAVUpstreamTests.davgate(["domain", "reset", "files", "--yes", "--config", first.configFile.path])
+        #expect(reset.status == 0, "\(reset.output)")
+        #expect(reset.output.contains("Reset domain files"))
+        #expect(!FileManager.default.fileExists(atPath: cache.path))
+        #expect(try String(contentsOf: first.upstream.appendingPathComponent("keep.txt"), encoding: .utf8) == "upstream keeps me")
+
+        let second = try await DavgateProcess(reuse: first.root)
+        defer { second.stop() }
+        try await withClient(second, password: first.adminPassword) { client async throws in
+            let ask = "<D:propfind xmlns:D=\"DAV:\"><D:prop><x:tag xmlns:x=\"urn:x\"/><D:lockdiscovery/></D:prop></D:propfind>"
+            let props = try await client.send("PROPFIND", "/files/keep.txt", headers: [("Depth", "0")], body: ask)
+            #expect(props.status == 207)
+            #expect(!props.text.contains("dead"), "dead properties are gone")
+            #expect(!props.text.contains("activelock"), "locks are gone")
+            #expect(try await client.send("GET", "/files/keep.txt").text == "upstream keeps me")
+            #expect(try await client.send("PUT", "/files/keep.txt", body: "free again").status == 204)
+        }
+    }
+}
