@@ -142,6 +142,6 @@ struct DAVResponder: HTTPResponder {
 
 /// Namespaces davgate answers in besides DAV:.
 enum DAVNamespace {
-    static let davgate = "https://davgate.dev/ns"
+    static let davgate = Provider.namespace
     static let apache = "http://apache.org/dav/props/"
 }

@@ -98,27 +98,92 @@ extension Provider {
         cache.discard(file)
     }
 
+    /// What a write did.
+    public struct WriteOutcome: Sendable {
+        /// The item now holding the bytes: the target, or the conflict copy.
+        public var item: Item
+        public var created: Bool
+        /// Set when the upstream had moved on since the version the write
+        /// was based on: both were kept, and ours is this copy's.
+        public var conflictCopy: ItemPath?
+    }
+
     /// Makes a completely written, fsynced file the content at `path`: the
-    /// upstream takes it first, then the cache and the index (one
-    /// transaction) follow. Returns the item and whether it was created.
-    public func commitWrite(_ file: URL, at path: ItemPath) async throws -> (item: Item, created: Bool) {
+    /// upstream takes it first (conditional on the version the index knows,
+    /// so a change made upstream meanwhile is never overwritten), then the
+    /// cache and the index (one transaction) follow.
+    ///
+    /// When the upstream moved on, both are kept: the upstream file keeps its
+    /// name and ours is stored beside it as `NAME (conflicted copy DATE).EXT`
+    /// (the File Provider's conflict handling). When it was deleted upstream
+    /// meanwhile, ours is created again.
+    public func commitWrite(_ file: URL, at path: ItemPath) async throws -> WriteOutcome {
         guard let name = path.last else { throw ProviderError.wrongKind }
         return try await mutate {
             defer { cache.discard(file) }
-            guard let parent = try await item(at: Array(path.dropLast())), parent.isFolder else {
+            let folder = Array(path.dropLast())
+            guard let parent = try await item(at: folder), parent.isFolder else {
                 throw ProviderError.parentMissing
             }
             let existing = try await index.child(of: parent.id, named: name)
             if existing?.isFolder == true { throw ProviderError.wrongKind }
-            let entry = try await upstream { try await store.upload(file, to: path) }
+            let basis: UpstreamExpectation = existing?.upstreamVersion.map { .version($0) } ?? .absent
+            let entry: UpstreamEntry
+            do {
+                entry = try await upstream { try await store.upload(file, to: path, expecting: basis) }
+            } catch ProviderError.upstream(.versionMismatch) {
+                if existing != nil, try await upstream({ try await store.stat(path) }) == nil {
+                    logger.warning("deleted upstream while edited here; created again", metadata: ["path": "/\(path.joined(separator: "/"))"])
+                    entry = try await upstream { try await store.upload(file, to: path, expecting: .absent) }
+                } else {
+                    return try await keepBoth(file, at: path, parent: parent)
+                }
+            }
             if let existing {
                 try cache.install(file, for: existing.id)
-                return (try await index.updateContent(id: existing.id, entry: entry, cachedVersion: entry.version), false)
+                let updated = try await index.updateContent(id: existing.id, entry: entry, cachedVersion: entry.version)
+                return WriteOutcome(item: updated, created: false)
             }
             let created = try await index.insert(entry, parent: parent.id, domain: domain, cachedVersion: entry.version)
             try cache.install(file, for: created.id)
-            return (created, true)
+            return WriteOutcome(item: created, created: true)
         }
+    }
+
+    /// Stores our bytes as a conflict copy beside the upstream's newer file,
+    /// marks it with a davgate property naming what it conflicts with, and
+    /// makes the folder's listing stale so the upstream's version is seen.
+    private func keepBoth(_ file: URL, at path: ItemPath, parent: Item) async throws -> WriteOutcome {
+        let copyPath = Array(path.dropLast()) + [Self.conflictName(for: path.last!, at: Date())]
+        let entry = try await upstream { try await store.upload(file, to: copyPath, expecting: .absent) }
+        let copy = try await index.insert(entry, parent: parent.id, domain: domain, cachedVersion: entry.version)
+        try cache.install(file, for: copy.id)
+        let marker = "<g:conflict-of xmlns:g=\"\(Self.namespace)\">\(Self.escaped(path.last!))</g:conflict-of>"
+        try await index.applyPropertyChanges([.set(DeadProperty(namespace: Self.namespace, name: "conflict-of", xml: marker))], to: copy.id)
+        try await index.markListed(id: parent.id, at: .distantPast)
+        logger.warning("conflict: the upstream changed since this edit was based on it; kept both",
+                       metadata: ["path": "/\(path.joined(separator: "/"))", "ours": "/\(copyPath.joined(separator: "/"))"])
+        return WriteOutcome(item: copy, created: true, conflictCopy: copyPath)
+    }
+
+    /// davgate's XML namespace, for the properties it sets itself.
+    public static let namespace = "https://davgate.dev/ns"
+
+    /// `report.pdf` -> `report (conflicted copy 2026-11-22 093015).pdf`.
+    public static func conflictName(for name: String, at date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func two(_ n: Int?) -> String { String(format: "%02d", n ?? 0) }
+        let stamp = "\(c.year ?? 0)-\(two(c.month))-\(two(c.day)) \(two(c.hour))\(two(c.minute))\(two(c.second))"
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            return "\(name[..<dot]) (conflicted copy \(stamp))\(name[dot...])"
+        }
+        return "\(name) (conflicted copy \(stamp))"
+    }
+
+    private static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
     }
 
     /// Creates an empty file (LOCK on an unmapped URL, RFC 4918 section 7.3).

@@ -161,3 +161,17 @@ struct ProviderTests {
         #expect(try await reopened.lock(token: s2.token)?.principal == "b")
     }
 }
+
+@Suite("conflict copy names")
+struct ConflictNameTests {
+    @Test("the extension stays last; names without one, and dot files, keep their whole name", arguments: [
+        ("report.pdf", "report (conflicted copy 2026-11-22 093015).pdf"),
+        ("archive.tar.gz", "archive.tar (conflicted copy 2026-11-22 093015).gz"),
+        ("Makefile", "Makefile (conflicted copy 2026-11-22 093015)"),
+        (".profile", ".profile (conflicted copy 2026-11-22 093015)"),
+    ])
+    func names(name: String, expected: String) {
+        let date = Date(timeIntervalSince1970: 1_795_339_815)  // 2026-11-22 09:30:15 UTC
+        #expect(Provider.conflictName(for: name, at: date) == expected)
+    }
+}

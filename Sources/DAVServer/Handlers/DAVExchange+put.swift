@@ -45,10 +45,17 @@ extension DAVExchange {
             provider.discardWrite(file)
             throw DAVError.badRequest("received \(written) bytes but X-Expected-Entity-Length announced \(expected); nothing was stored")
         }
-        let (item, created) = try await provider.commitWrite(file, at: itemPath)
+        let outcome = try await provider.commitWrite(file, at: itemPath)
         logTransfer(context, "PUT", path.href(collection: false), bytes: written, since: started)
         var fields = HTTPFields()
-        fields[.eTag] = item.etag
-        return Self.response(created ? .created : .noContent, headers: fields)
+        if let copy = outcome.conflictCopy {
+            // The upstream changed meanwhile: ours was kept beside it. Say
+            // where, rather than pretend it replaced what is at the path.
+            fields[.location] = href(copy, isFolder: false)
+            fields[.init("X-Davgate-Conflict")!] = href(copy, isFolder: false)
+            return Self.response(.created, headers: fields)
+        }
+        fields[.eTag] = outcome.item.etag
+        return Self.response(outcome.created ? .created : .noContent, headers: fields)
     }
 }

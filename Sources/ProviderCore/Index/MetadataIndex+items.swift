@@ -23,32 +23,32 @@ extension MetadataIndex {
     public func root(domain: String) async throws -> Item {
         // Every request resolves from the root: read first, the hot path writes nothing.
         let existing: Item? = try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL", arguments: [domain])
+            try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL"), arguments: [domain])
                 .map(Item.init(row:))
         }
         if let existing { return existing }
         return try await pool.write { db in
-            if let row = try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL", arguments: [domain]) {
+            if let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL"), arguments: [domain]) {
                 return Item(row: row)
             }
             let now = Date().timeIntervalSince1970
             try db.execute(
                 sql: "INSERT INTO item (domain, parent_id, name, is_folder, modified, created) VALUES (?, NULL, '', 1, ?, ?)",
                 arguments: [domain, now, now])
-            let row = try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE id = ?", arguments: [db.lastInsertedRowID])!
+            let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [db.lastInsertedRowID])!
             return Item(row: row)
         }
     }
 
     public func item(id: Int64) async throws -> Item? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE id = ?", arguments: [id]).map(Item.init(row:))
+            try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id]).map(Item.init(row:))
         }
     }
 
     public func child(of parent: Int64, named name: String) async throws -> Item? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?", arguments: [parent, name]).map(Item.init(row:))
+            try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?"), arguments: [parent, name]).map(Item.init(row:))
         }
     }
 
@@ -57,9 +57,9 @@ extension MetadataIndex {
     public func children(of parent: Int64, after name: String? = nil, limit: Int = 500) async throws -> [Item] {
         try await pool.read { db in
             if let name {
-                return try Row.fetchAll(db, sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name > ? ORDER BY name LIMIT ?", arguments: [parent, name, limit]).map(Item.init(row:))
+                return try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name > ? ORDER BY name LIMIT ?"), arguments: [parent, name, limit]).map(Item.init(row:))
             }
-            return try Row.fetchAll(db, sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? ORDER BY name LIMIT ?", arguments: [parent, limit]).map(Item.init(row:))
+            return try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? ORDER BY name LIMIT ?"), arguments: [parent, limit]).map(Item.init(row:))
         }
     }
 
@@ -106,7 +106,7 @@ extension MetadataIndex {
             arguments: [domain, parent, entry.name, entry.isFolder, entry.isFolder ? 0 : entry.size,
                         entry.modified.timeIntervalSince1970, now, entry.version, cachedVersion, entry.executable,
                         listed ? now : nil])
-        return Item(row: try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE id = ?", arguments: [db.lastInsertedRowID])!)
+        return Item(row: try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [db.lastInsertedRowID])!)
     }
 
     /// Records new content for an existing file: the upstream's entry, which
@@ -120,7 +120,7 @@ extension MetadataIndex {
                         content_version = content_version + 1 WHERE id = ?
                     """,
                 arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, cachedVersion, entry.executable, id])
-            return Item(row: try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE id = ?", arguments: [id])!)
+            return Item(row: try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id])!)
         }
     }
 
@@ -146,7 +146,7 @@ extension MetadataIndex {
     public func applyListing(folder: Int64, domain: String, entries: [UpstreamEntry]) async throws -> [Int64] {
         try await pool.write { db in
             var existing: [String: Item] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ?", arguments: [folder]) {
+            for row in try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ?"), arguments: [folder]) {
                 let item = Item(row: row)
                 existing[item.name] = item
             }
@@ -213,7 +213,7 @@ extension MetadataIndex {
                         upstream_version = ? WHERE id = ?
                     """, arguments: [entry.version, entry.version, id])
             }
-            return Item(row: try Row.fetchOne(db, sql: "SELECT \(Item.columns) FROM item WHERE id = ?", arguments: [id])!)
+            return Item(row: try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id])!)
         }
     }
 }
@@ -247,7 +247,7 @@ extension MetadataIndex {
     /// and locks go; the upstream is not touched. Returns how many items went.
     public func resetDomain(_ domain: String) async throws -> Int {
         try await pool.write { db in
-            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item WHERE domain = ?", arguments: [domain]) ?? 0
+            let count = try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM item WHERE domain = ?"), arguments: [domain]) ?? 0
             try db.execute(sql: "DELETE FROM item WHERE domain = ? AND parent_id IS NULL", arguments: [domain])
             return count
         }

@@ -46,7 +46,7 @@ extension MetadataIndex {
 
     public func lock(token: String, now: Date = Date()) async throws -> Lock? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT \(Lock.columns) FROM lock WHERE token = ? AND \(Self.live)", arguments: [token, now.timeIntervalSince1970]).map(Lock.init(row:))
+            try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE token = ? AND \(Self.live)"), arguments: [token, now.timeIntervalSince1970]).map(Lock.init(row:))
         }
     }
 
@@ -57,7 +57,7 @@ extension MetadataIndex {
             let t = now.timeIntervalSince1970
             try db.execute(sql: "DELETE FROM lock WHERE expires IS NOT NULL AND expires <= ?", arguments: [t])
             let ancestors = Array(ancestry.dropLast())
-            var conflicting = try Row.fetchAll(db, sql: "SELECT \(Lock.columns) FROM lock WHERE item_id = ?", arguments: [lock.itemID]).map(Lock.init(row:))
+            var conflicting = try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE item_id = ?"), arguments: [lock.itemID]).map(Lock.init(row:))
             if !ancestors.isEmpty {
                 let marks = Array(repeating: "?", count: ancestors.count).joined(separator: ",")
                 conflicting += try Row.fetchAll(db, sql: "SELECT \(Lock.columns) FROM lock WHERE depth_infinity = 1 AND item_id IN (\(marks))",
@@ -84,7 +84,7 @@ extension MetadataIndex {
             try db.execute(sql: "UPDATE lock SET timeout = ?, expires = ? WHERE token = ? AND \(Self.live)",
                            arguments: [timeout, expires, token, now.timeIntervalSince1970])
             guard db.changesCount > 0 else { return nil }
-            return try Row.fetchOne(db, sql: "SELECT \(Lock.columns) FROM lock WHERE token = ?", arguments: [token]).map(Lock.init(row:))
+            return try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE token = ?"), arguments: [token]).map(Lock.init(row:))
         }
     }
 
@@ -102,7 +102,7 @@ extension MetadataIndex {
     /// lock lookups of `lockdiscovery` in the common case of none.
     public func hasLiveLocks(now: Date = Date()) async throws -> Bool {
         try await pool.read { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM lock WHERE \(Self.live))", arguments: [now.timeIntervalSince1970]) ?? false
+            try Bool.fetchOne(try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM lock WHERE \(Self.live))"), arguments: [now.timeIntervalSince1970]) ?? false
         }
     }
 }

@@ -24,7 +24,7 @@ public enum PropertyChange: Sendable, Equatable {
 extension MetadataIndex {
     public func deadProperties(of id: Int64) async throws -> [DeadProperty] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT namespace, name, xml FROM dead_property WHERE item_id = ? ORDER BY rowid", arguments: [id])
+            try Row.fetchAll(try db.cachedStatement(sql: "SELECT namespace, name, xml FROM dead_property WHERE item_id = ? ORDER BY rowid"), arguments: [id])
                 .map { DeadProperty(namespace: $0[0], name: $0[1], xml: $0[2]) }
         }
     }
