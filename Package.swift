@@ -36,6 +36,9 @@ let package = Package(
         ),
         .target(name: "DAVXML", dependencies: ["CLibXML2"], swiftSettings: swiftSettings),
 
+        // Durable files: atomic replacement, private reads, stamps, locks; Foundation and libc only.
+        .target(name: "DurableFiles", swiftSettings: swiftSettings),
+
         // Layer 1: pure WebDAV (RFC 4918) values, parsers and renderers; no I/O.
         .target(name: "DAVProtocol", dependencies: ["DAVXML"], swiftSettings: swiftSettings),
 
@@ -65,6 +68,7 @@ let package = Package(
         .target(
             name: "Users",
             dependencies: [
+                "DurableFiles",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -76,6 +80,7 @@ let package = Package(
         .target(
             name: "Vault",
             dependencies: [
+                "DurableFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
@@ -101,7 +106,7 @@ let package = Package(
         .target(
             name: "GatewaySetup",
             dependencies: [
-                "Users",
+                "Users", "DurableFiles",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -118,6 +123,7 @@ let package = Package(
         ),
 
         // Unit tests, one suite per module.
+        .testTarget(name: "DurableFilesTests", dependencies: ["DurableFiles"], swiftSettings: swiftSettings),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"], swiftSettings: swiftSettings),
         .testTarget(name: "DAVProtocolTests", dependencies: ["DAVProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "ProviderCoreTests", dependencies: ["ProviderCore", "Upstreams"], swiftSettings: swiftSettings),

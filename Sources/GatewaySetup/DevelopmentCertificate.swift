@@ -1,4 +1,5 @@
 import Crypto
+import DurableFiles
 import Foundation
 import SwiftASN1
 import X509
@@ -137,11 +138,16 @@ public enum DevelopmentCertificate {
         }
     }
 
+    /// Durable and atomic, created with its final mode, so a private key is never readable by
+    /// others, not even briefly.
     private static func write(_ data: Data, to file: URL, mode: Int) throws(CertificateSetupError) {
         do {
-            try AtomicWrite.replace(file, with: data, mode: mode_t(mode))
+            try AtomicFile.replace(file.path, with: data, mode: mode_t(mode))
         } catch {
-            throw .cannotWrite(path: file.path, reason: error.description)
+            // The message names the file already; the reason names the call, and "folder" when
+            // it was the fsync of the folder that failed.
+            let call = error.path == file.deletingLastPathComponent().path ? error.call + " folder" : error.call
+            throw .cannotWrite(path: file.path, reason: "\(call) failed: \(error.reason)")
         }
     }
 }

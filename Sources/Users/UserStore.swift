@@ -1,4 +1,5 @@
 import Crypto
+import DurableFiles
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -184,11 +185,11 @@ public final class UserStore: Sendable {
         } catch {
             throw .io("\(folder.path): cannot create the folder: \(error)")
         }
-        try FileLock.withExclusiveLock(on: lockFile) { () throws(UserStoreError) in
+        try FileLock.withExclusiveLock(on: lockFile, failure: { UserStoreError.io($0.description) }) { () throws(UserStoreError) in
             var (users, _) = try Self.load(file)
             try change(&users)
             do {
-                try AtomicFile.write(try UsersFile.encode(users), to: file, mode: 0o600)
+                try AtomicFile.replace(file.path, with: try UsersFile.encode(users), mode: 0o600)
             } catch let failure as SystemCallError {
                 throw .io(failure.description)
             } catch let failure as UserStoreError {

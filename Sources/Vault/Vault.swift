@@ -1,4 +1,5 @@
 import Crypto
+import DurableFiles
 import Foundation
 
 /// davgate's keychain: one encrypted file of credentials, readable per access group.
@@ -22,9 +23,9 @@ public struct Vault: Sendable, CustomStringConvertible, CustomDebugStringConvert
     private var kdf: VaultHeader.KDF
     private var key: SymmetricKey
     /// The file as last read or written, to notice another writer before overwriting its change.
-    private var stamp: SecureFile.Stamp?
+    private var stamp: FileStamp?
 
-    private init(file: URL, entries: [VaultEntry], kdf: VaultHeader.KDF, key: SymmetricKey, stamp: SecureFile.Stamp?) {
+    private init(file: URL, entries: [VaultEntry], kdf: VaultHeader.KDF, key: SymmetricKey, stamp: FileStamp?) {
         self.file = file
         self.entries = entries
         self.kdf = kdf

@@ -1,5 +1,6 @@
 import Crypto
 import CryptoExtras
+import DurableFiles
 import Foundation
 
 /// Turns a ``VaultKeySource`` into the AES-256 key, as the header's KDF says.

@@ -1,3 +1,4 @@
+import DurableFiles
 import Foundation
 
 /// The plaintext inside the ciphertext: the entries as JSON,

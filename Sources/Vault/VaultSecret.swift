@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import DurableFiles
 
 /// The secret of a vault entry: a password, a token, an S3 secret key, as raw bytes.
 ///
@@ -74,20 +68,4 @@ public struct VaultSecret: Sendable, Equatable, CustomStringConvertible, CustomD
             buffer.deallocate()
         }
     }
-}
-
-/// Overwrites `buffer` with zeros in a way the optimizer may not drop as a dead store
-/// (`explicit_bzero` on Linux, `memset_s` on Darwin), even right before the memory is freed.
-func zeroize(_ buffer: UnsafeMutableRawBufferPointer) {
-    guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-    #if canImport(Darwin)
-    _ = memset_s(base, buffer.count, 0, buffer.count)
-    #else
-    explicit_bzero(base, buffer.count)
-    #endif
-}
-
-/// Zeroes an array of secret bytes in place (a passphrase, a raw key) before it is dropped.
-func zeroize(_ bytes: inout [UInt8]) {
-    bytes.withUnsafeMutableBytes { zeroize($0) }
 }
