@@ -43,6 +43,17 @@ public final class Provider: Sendable {
     /// Resolves a path, refreshing each folder on the way whose listing is
     /// older than the TTL; nil when nothing is there.
     public func item(at path: ItemPath) async throws -> Item? {
+        // The hot path: one read of the whole chain, answered from it when
+        // every folder looked into is fresh (no upstream, no second read).
+        let chain = try await index.chain(domain: domain, path: path)
+        if !chain.isEmpty {
+            let looked = chain.prefix(min(chain.count, path.count))
+            if looked.allSatisfy({ $0.isFolder && isFresh($0) }) {
+                if chain.count == path.count + 1 { return chain.last }
+                // Stopped early below a fresh folder: the name is not there.
+                if let last = chain.last, last.isFolder, isFresh(last) { return nil }
+            }
+        }
         var current = try await root()
         for name in path {
             guard current.isFolder else { return nil }
@@ -51,6 +62,11 @@ public final class Provider: Sendable {
             current = child
         }
         return current
+    }
+
+    func isFresh(_ folder: Item) -> Bool {
+        guard let listed = folder.listedAt else { return false }
+        return Date().timeIntervalSince(listed) < listingTTL
     }
 
     /// One page of a folder's children, in name order.
@@ -63,7 +79,7 @@ public final class Provider: Sendable {
     /// upstream cannot be reached the last known listing keeps being served.
     @discardableResult
     public func refreshIfStale(_ folder: Item) async throws -> Bool {
-        if let listed = folder.listedAt, Date().timeIntervalSince(listed) < listingTTL { return true }
+        if isFresh(folder) { return true }
         return try await listings.run(folder.id) { [self] in
             let path = try await index.path(of: folder.id)
             let before = generation.withLockedValue { $0 }

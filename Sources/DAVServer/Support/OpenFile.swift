@@ -16,10 +16,9 @@ struct OpenFile: Sendable {
     init(path: String) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ProviderError.local("cannot open cached content: \(String(cString: strerror(errno)))") }
-        var st = stat()
-        fstat(fd, &st)
         descriptor = FileDescriptor(fd)
-        size = Int64(st.st_size)
+        // The size of this inode (reads use pread, so the offset is free).
+        size = Int64(lseek(fd, 0, SEEK_END))
     }
 
     func body(range: ClosedRange<Int64>) -> ResponseBody {

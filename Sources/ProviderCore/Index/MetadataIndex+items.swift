@@ -40,6 +40,25 @@ extension MetadataIndex {
         }
     }
 
+    /// Walks a path from the domain's root in one read: the items found, root
+    /// first, stopping at the first name that is missing (or below a file).
+    /// Empty when the domain has no root yet.
+    public func chain(domain: String, path: ItemPath) async throws -> [Item] {
+        try await pool.read { db in
+            guard let root = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL"), arguments: [domain]).map(Item.init(row:)) else {
+                return []
+            }
+            var chain = [root]
+            for name in path {
+                guard let current = chain.last, current.isFolder,
+                      let child = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?"), arguments: [current.id, name]).map(Item.init(row:))
+                else { break }
+                chain.append(child)
+            }
+            return chain
+        }
+    }
+
     public func item(id: Int64) async throws -> Item? {
         try await pool.read { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id]).map(Item.init(row:))
