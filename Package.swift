@@ -115,7 +115,7 @@ let package = Package(
         .executableTarget(
             name: "davgate",
             dependencies: [
-                "DAVServer", "Upstreams", "ProviderCore", "GatewaySetup", "Users", "Vault",
+                "DAVServer", "Upstreams", "ProviderCore", "GatewaySetup", "Users", "Vault", "DurableFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

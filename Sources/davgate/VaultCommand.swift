@@ -1,4 +1,5 @@
 import ArgumentParser
+import DurableFiles
 import Foundation
 import GatewaySetup
 import Vault
@@ -292,14 +293,7 @@ private func prompt(_ text: String) throws -> String {
     return String(decoding: line, as: UTF8.self)
 }
 
-/// Zeroes secret bytes before they are freed, in a way the optimizer may not drop.
+/// Zeroes secret bytes before they are freed (DurableFiles' `zeroize`).
 private func wipe(_ bytes: inout [UInt8]) {
-    bytes.withUnsafeMutableBytes { buffer in
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-        #if canImport(Darwin)
-        _ = memset_s(base, buffer.count, 0, buffer.count)
-        #else
-        explicit_bzero(base, buffer.count)
-        #endif
-    }
+    bytes.withUnsafeMutableBytes { zeroize($0) }
 }
