@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOConcurrencyHelpers
 
 extension Lock {
     static let columns = "token, item_id, depth_infinity, exclusive, owner_xml, principal, timeout, expires, created_item"
@@ -53,6 +54,10 @@ extension MetadataIndex {
     /// Inserts a lock after checking for conflicts in the same transaction,
     /// so two clients racing for an exclusive lock cannot both win.
     public func insertLock(_ lock: Lock, ancestry: [Int64], now: Date = Date()) async throws {
+        lockState.withLockedValue { state in
+            state.none = false
+            state.insertions &+= 1
+        }
         try await pool.write { db in
             let t = now.timeIntervalSince1970
             try db.execute(sql: "DELETE FROM lock WHERE expires IS NOT NULL AND expires <= ?", arguments: [t])
@@ -100,9 +105,24 @@ extension MetadataIndex {
 extension MetadataIndex {
     /// Whether any unexpired lock exists at all: PROPFIND skips the per-item
     /// lock lookups of `lockdiscovery` in the common case of none.
+    ///
+    /// Once no live lock was seen, none can appear but through `insertLock`
+    /// (expiry and deletion only remove), so the answer is remembered until
+    /// then and PROPFIND skips this read too. Only `lockdiscovery` relies on
+    /// it; lock enforcement always reads the index. (Valid while one process
+    /// writes the index; a shared index will need its own signal.)
     public func hasLiveLocks(now: Date = Date()) async throws -> Bool {
-        try await pool.read { db in
+        let before = lockState.withLockedValue { $0 }
+        if before.none { return false }
+        let any = try await pool.read { db in
             try Bool.fetchOne(try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM lock WHERE \(Self.live))"), arguments: [now.timeIntervalSince1970]) ?? false
         }
+        if !any {
+            lockState.withLockedValue { state in
+                // Not if a lock was inserted while we were reading.
+                if state.insertions == before.insertions { state.none = true }
+            }
+        }
+        return any
     }
 }

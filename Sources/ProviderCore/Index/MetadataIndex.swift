@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOConcurrencyHelpers
 
 /// The index: items, dead properties and locks of every domain, in one SQLite
 /// database in WAL mode so reads run concurrently with the single writer.
@@ -9,6 +10,13 @@ import GRDB
 /// many items it holds.
 public final class MetadataIndex: Sendable {
     let pool: DatabasePool
+    /// What `hasLiveLocks` remembers: no live lock seen since the last insert.
+    let lockState = NIOLockedValueBox(LockState())
+
+    struct LockState {
+        var none = false
+        var insertions: UInt64 = 0
+    }
 
     /// Opens (and migrates) the database at `file`.
     public init(file: URL) throws {
