@@ -36,21 +36,25 @@ final class FileDescriptor: Sendable {
         return buffer
     }
 
-    /// Appends the whole buffer; returns the byte count.
-    func write(_ buffer: ByteBuffer) async throws -> Int64 {
+    /// Appends the buffers in order, in one hop; returns the byte count.
+    func write(_ buffers: [ByteBuffer]) async throws -> Int64 {
         try await blocking {
-            try buffer.withUnsafeReadableBytes { raw in
-                var done = 0
-                while done < raw.count {
-                    let n = Glibc.write(self.fd, raw.baseAddress! + done, raw.count - done)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        throw Self.error("cannot write upload file", errno)
+            var total: Int64 = 0
+            for buffer in buffers {
+                total += try buffer.withUnsafeReadableBytes { raw in
+                    var done = 0
+                    while done < raw.count {
+                        let n = Glibc.write(self.fd, raw.baseAddress! + done, raw.count - done)
+                        if n < 0 {
+                            if errno == EINTR { continue }
+                            throw Self.error("cannot write upload file", errno)
+                        }
+                        done += n
                     }
-                    done += n
+                    return Int64(done)
                 }
-                return Int64(done)
             }
+            return total
         }
     }
 
