@@ -25,7 +25,8 @@ extension DAVExchange {
             throw DAVError(ProviderError.parentMissing)
         }
         let submitted = try await evaluateIfHeader()
-        let lockCreated = try await existing.asyncMap(provider.isLockCreatedPlaceholder) ?? false
+        var lockCreated = false
+        if let existing { lockCreated = try await provider.isLockCreatedPlaceholder(existing) }
         try checkWriteConditions(existing, newForIfNoneMatch: lockCreated)
         try await requireLockTokens(for: existing ?? parent, provider: provider, submitted: submitted)
         // Finder sends chunked bodies with the real length here.

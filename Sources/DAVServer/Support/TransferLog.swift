@@ -13,11 +13,3 @@ func logTransfer(_ context: DAVRequestContext, _ method: String, _ href: String,
     let line: Logger.Message = "\(method) \(href): \(bytes) bytes in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", rate)) MiB/s)"
     context.logger.log(level: bytes > 1 << 20 ? .info : .debug, line)
 }
-
-extension Optional {
-    /// `map` for an async transform.
-    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let value = self else { return nil }
-        return try await transform(value)
-    }
-}

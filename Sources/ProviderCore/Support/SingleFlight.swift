@@ -25,7 +25,4 @@ public final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Send
         }
         return try await task.value
     }
-
-    /// Number of keys with a task in flight (for status and tests).
-    public var inFlight: Int { running.withLockedValue { $0.count } }
 }
