@@ -1,0 +1,114 @@
+import DavgateTestSupport
+import Foundation
+import Testing
+
+/// rclone's webdav backend (vendor `other`), the real client, against the
+/// real davgate over TLS. rclone trusts davgate's own certificate as its CA
+/// and reads its remote from environment variables with an obscured password,
+/// so nothing outside the test's folder is read or written. Each step is
+/// checked in rclone's own report and in the upstream folder's checksums.
+@Suite("rclone against davgate over TLS")
+struct RcloneTests {
+    @Test("rclone: sync up a nested tree, check both ways, change and sync again, moveto, purge")
+    func rcloneSession() async throws {
+        let rclone = try #require(findExecutable("rclone"), "rclone is not installed (apt-get install rclone)")
+        try await withGateway { server, _ in
+            let remote = try await RcloneRemote(server: server, rclone: rclone)
+            let local = remote.home.appendingPathComponent("local")
+            let upstream = server.upstream.appendingPathComponent("sync")
+            try writeTree(at: local, [
+                "docs/readme.txt": Data("first version\n".utf8),
+                "Ordner ü/tief/Résumé 2026.bin": try randomData(300_000),
+                "Ordner ü/Notizen mit Leerzeichen.txt": Data("Grüße, ünïcödé 😀\n".utf8),
+                "leer.txt": Data(),
+                "top level.txt": Data("top\n".utf8),
+            ])
+
+            let firstSync = try await remote.run(["sync", local.path, "dg:sync"])
+            #expect(firstSync.succeeded, "\(firstSync)")
+            #expect(try await treeChecksums(upstream, remote.command) == treeChecksums(local, remote.command),
+                    "the upstream holds exactly the synced tree")
+            for (from, to) in [(local.path, "dg:sync"), ("dg:sync", local.path)] {
+                let check = try await remote.run(["check", "--download", from, to])
+                #expect(check.succeeded, "\(check)")
+                #expect(check.output.contains("0 differences found"), "\(check)")
+                #expect(check.output.contains("5 matching files"), "\(check)")
+            }
+            let again = try await remote.run(["sync", local.path, "dg:sync"])
+            #expect(again.output.contains("There was nothing to transfer"), "sizes in PROPFIND match: \(again)")
+
+            // A change of size (vendor `other` has no modification times or hashes,
+            // so rclone compares sizes), a deletion and a new folder.
+            try Data("second, longer version\n".utf8).write(to: local.appendingPathComponent("docs/readme.txt"))
+            try FileManager.default.removeItem(at: local.appendingPathComponent("top level.txt"))
+            try writeTree(at: local, ["neu/unter neu/datei é.txt": Data("new\n".utf8)])
+            let stale = try await remote.run(["check", "--download", local.path, "dg:sync"])
+            #expect(stale.status == 1 && stale.output.contains("3 differences found"), "check sees the changes: \(stale)")
+            let secondSync = try await remote.run(["sync", local.path, "dg:sync"])
+            #expect(secondSync.succeeded, "\(secondSync)")
+            #expect(secondSync.output.contains("docs/readme.txt: Copied (replaced existing)"), "\(secondSync)")
+            #expect(secondSync.output.contains("top level.txt: Deleted"), "\(secondSync)")
+            #expect(try await treeChecksums(upstream, remote.command) == treeChecksums(local, remote.command))
+            let checkBack = try await remote.run(["check", "--download", "dg:sync", local.path])
+            #expect(checkBack.succeeded, "\(checkBack)")
+
+            // moveto renames on the server (MOVE, Overwrite: F) into another folder.
+            let notes = try Data(contentsOf: local.appendingPathComponent("Ordner ü/Notizen mit Leerzeichen.txt"))
+            let move = try await remote.run(["moveto", "dg:sync/Ordner ü/Notizen mit Leerzeichen.txt", "dg:sync/docs/verschoben é.txt"])
+            #expect(move.succeeded, "\(move)")
+            let moved = try await treeChecksums(upstream, remote.command)
+            #expect(moved["Ordner ü/Notizen mit Leerzeichen.txt"] == nil, "the source is gone: \(moved.keys.sorted())")
+            #expect(try Data(contentsOf: upstream.appendingPathComponent("docs/verschoben é.txt")) == notes)
+            let listing = try await remote.run(["lsf", "-R", "dg:sync"])
+            #expect(listing.succeeded, "\(listing)")
+            #expect(Set(listing.stdout.split(separator: "\n").map(String.init)) == Set([
+                "Ordner ü/", "Ordner ü/tief/", "Ordner ü/tief/Résumé 2026.bin", "docs/", "docs/readme.txt",
+                "docs/verschoben é.txt", "leer.txt", "neu/", "neu/unter neu/", "neu/unter neu/datei é.txt",
+            ]), "\(listing)")
+
+            // purge removes the whole tree, on the server too.
+            let purge = try await remote.run(["purge", "dg:sync"])
+            #expect(purge.succeeded, "\(purge)")
+            #expect(!FileManager.default.fileExists(atPath: upstream.path), "purge removed the upstream folder")
+            let top = try await remote.run(["lsf", "dg:"])
+            #expect(top.succeeded && !top.stdout.contains("sync"), "\(top)")
+        }
+    }
+}
+
+/// An rclone remote `dg:` for davgate's domain `files`, defined only by
+/// environment variables (`RCLONE_CONFIG_DG_*`) over an empty config file in
+/// a temporary HOME; the password is obscured by `rclone obscure -` from
+/// stdin, never on a command line.
+struct RcloneRemote {
+    let rclone: String
+    let home: URL
+    let command: ClientCommand
+
+    init(server: DavgateProcess, rclone: String) async throws {
+        self.rclone = rclone
+        home = server.root.appendingPathComponent("rclone-home")
+        let config = home.appendingPathComponent("rclone.conf")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        try Data().write(to: config)
+        let bare = try ClientCommand(scratch: home.appendingPathComponent("scratch"), environment: ["HOME": home.path])
+        let obscured = try await bare.run(rclone, ["obscure", "-"], input: server.adminPassword)
+        try #require(obscured.succeeded, "\(obscured)")
+        command = try ClientCommand(scratch: home.appendingPathComponent("scratch"), environment: [
+            "HOME": home.path,
+            "XDG_CACHE_HOME": home.appendingPathComponent("cache").path,
+            "RCLONE_CONFIG": config.path,
+            "RCLONE_CA_CERT": server.certificate.path,
+            "RCLONE_CONFIG_DG_TYPE": "webdav",
+            "RCLONE_CONFIG_DG_URL": server.filesURL.absoluteString,
+            "RCLONE_CONFIG_DG_VENDOR": "other",
+            "RCLONE_CONFIG_DG_USER": "admin",
+            "RCLONE_CONFIG_DG_PASS": obscured.stdout.trimmingCharacters(in: .whitespacesAndNewlines),
+        ])
+    }
+
+    /// One rclone command with `-v`, so that its report names every file it touched.
+    func run(_ arguments: [String]) async throws -> ClientCommand.Result {
+        try await command.run(rclone, arguments + ["-v"])
+    }
+}
