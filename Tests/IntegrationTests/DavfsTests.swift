@@ -1,0 +1,179 @@
+import DavgateTestSupport
+import Foundation
+import Testing
+
+/// davfs2, the real client, mounted through FUSE on the real davgate over
+/// TLS (the tests run as root, as CI does). What the user does in the mount
+/// is checked in the upstream folder's checksums after every step, and the
+/// whole tree is read back through a second mount with an empty cache, so
+/// neither davfs2's cache nor davgate's can hide a lost or stale byte.
+@Suite("davfs2 against davgate over TLS")
+struct DavfsTests {
+    @Test("davfs2: 50 MiB in and back, edit in place, rename, remove, rsync -r, unmount, remount with an empty cache, diff -r")
+    func davfsMount() async throws {
+        let mountDavfs = try #require(findExecutable("mount.davfs"), "davfs2 is not installed (apt-get install davfs2)")
+        let umount = try #require(findExecutable("umount"), "umount (mount) is missing")
+        let rsync = try #require(findExecutable("rsync"), "rsync is not installed (apt-get install rsync)")
+        let diff = try #require(findExecutable("diff"), "diff (diffutils) is missing")
+        let cp = try #require(findExecutable("cp"), "cp (coreutils) is missing")
+        let cmp = try #require(findExecutable("cmp"), "cmp (diffutils) is missing")
+        try #require(getuid() == 0, "mounting davfs2 needs root, as CI runs the tests")
+        try #require(FileManager.default.fileExists(atPath: "/dev/fuse"), "mounting davfs2 needs /dev/fuse")
+        try await withGateway { server, _ in
+            let davfs = try DavfsMounter(server: server, mountDavfs: mountDavfs, umount: umount)
+            let local = davfs.home.appendingPathComponent("local")
+            let mount = try await davfs.mount(cache: "cache-1")
+            try await davfs.unmounting(mount) {
+                // 50 MiB in one copy, read back through the mount, identical upstream.
+                let big = try randomData(50 << 20)
+                try writeTree(at: local, ["big.bin": big])
+                let copied = try await davfs.command.run(cp, [local.appendingPathComponent("big.bin").path, mount.appendingPathComponent("big.bin").path])
+                #expect(copied.succeeded, "\(copied)")
+                #expect(try Data(contentsOf: mount.appendingPathComponent("big.bin")) == big, "read back through the mount")
+                try await davfs.expectUpstream(server, "big.bin", equals: local.appendingPathComponent("big.bin"))
+
+                // Edit in place: overwrite six bytes at 1 MB in the open file.
+                for file in [local, mount].map({ $0.appendingPathComponent("big.bin") }) {
+                    let handle = try FileHandle(forUpdating: file)
+                    try handle.seek(toOffset: 1_000_000)
+                    try handle.write(contentsOf: Data("EDITED".utf8))
+                    try handle.close()
+                }
+                try await davfs.expectUpstream(server, "big.bin", equals: local.appendingPathComponent("big.bin"))
+
+                // Rename (into a name with a space and an accent).
+                try FileManager.default.moveItem(at: mount.appendingPathComponent("big.bin"), to: mount.appendingPathComponent("Groß 2026.bin"))
+                try await davfs.expectUpstream(server, "Groß 2026.bin", equals: local.appendingPathComponent("big.bin"))
+                #expect(!FileManager.default.fileExists(atPath: server.upstream.appendingPathComponent("big.bin").path), "the old name is gone")
+
+                // Remove a file once it has reached the upstream.
+                try Data("short-lived\n".utf8).write(to: mount.appendingPathComponent("weg damit.txt"))
+                let doomed = server.upstream.appendingPathComponent("weg damit.txt")
+                try await eventually("the new file reaches the upstream") { FileManager.default.fileExists(atPath: doomed.path) }
+                try FileManager.default.removeItem(at: mount.appendingPathComponent("weg damit.txt"))
+                try await eventually("the removed file leaves the upstream") { !FileManager.default.fileExists(atPath: doomed.path) }
+
+                // rsync -r of a nested tree (temporary names, then renames).
+                try writeTree(at: local.appendingPathComponent("tree"), [
+                    "a/f1.bin": try randomData(10_000), "a/f2.bin": try randomData(200_000), "a/b/c/tief.txt": Data("deep\n".utf8),
+                    "Ordner ü/Résumé 2026.txt": Data("Grüße\n".utf8), "leer.txt": Data(),
+                ])
+                let synced = try await davfs.command.run(rsync, ["-r", local.appendingPathComponent("tree").path + "/", mount.appendingPathComponent("tree").path + "/"])
+                #expect(synced.succeeded, "\(synced)")
+                let expected = try await treeChecksums(local.appendingPathComponent("tree"), davfs.command)
+                try await eventually("the upstream holds the rsynced tree") {
+                    try await treeChecksums(server.upstream.appendingPathComponent("tree"), davfs.command) == expected
+                }
+                try await davfs.expectNothingLost(mount)
+            }
+
+            // A second mount with an empty cache reads everything from davgate.
+            let again = try await davfs.mount(cache: "cache-2")
+            try await davfs.unmounting(again) {
+                let names = try FileManager.default.contentsOfDirectory(atPath: again.path).map(\.precomposedStringWithCanonicalMapping).sorted()
+                #expect(names == ["Groß 2026.bin", "lost+found", "tree"].map(\.precomposedStringWithCanonicalMapping), "\(names)")
+                let big = try await davfs.command.run(cmp, [local.appendingPathComponent("big.bin").path, again.appendingPathComponent("Groß 2026.bin").path])
+                #expect(big.succeeded, "the edited 50 MiB file, read back through davgate: \(big)")
+                let compared = try await davfs.command.run(diff, ["-r", local.appendingPathComponent("tree").path, again.appendingPathComponent("tree").path])
+                #expect(compared.succeeded, "diff -r of the remounted tree: \(compared)")
+                try await davfs.expectNothingLost(again)
+            }
+        }
+    }
+}
+
+/// Mounts davgate's domain `files` with `mount.davfs` under a temporary
+/// folder: its own davfs2.conf (`buf_size 256`, which davfs2 1.6.1 needs on
+/// Linux 6.16 and newer; `trust_server_cert` with davgate's self-signed
+/// certificate; uploads on close), its own secrets file, and a cache folder
+/// per mount, group `davfs2` as mount.davfs demands of a cache it runs in.
+struct DavfsMounter {
+    let mountDavfs: String
+    let umount: String
+    let home: URL
+    let url: String
+    let certificate: String
+    let command: ClientCommand
+
+    init(server: DavgateProcess, mountDavfs: String, umount: String) throws {
+        self.mountDavfs = mountDavfs
+        self.umount = umount
+        self.url = server.filesURL.absoluteString
+        certificate = server.certificate.path
+        home = server.root.appendingPathComponent("davfs-home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let secrets = home.appendingPathComponent("secrets")
+        try "\(url) admin \(server.adminPassword)\n".write(to: secrets, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secrets.path)
+        command = try ClientCommand(scratch: home.appendingPathComponent("scratch"), environment: ["HOME": home.path])
+    }
+
+    /// Mounts with a fresh cache folder named `cache` and returns the mount point.
+    func mount(cache: String) async throws -> URL {
+        let cacheDir = home.appendingPathComponent(cache)
+        let mountPoint = home.appendingPathComponent("mnt-\(cache)")
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: cacheDir, withIntermediateDirectories: true)
+        let group = try #require(getgrnam("davfs2"), "the group davfs2 comes with the davfs2 package").pointee.gr_gid
+        try #require(chown(cacheDir.path, 0, group) == 0, "chown \(cacheDir.path)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o775], ofItemAtPath: cacheDir.path)
+        let conf = home.appendingPathComponent("davfs2-\(cache).conf")
+        try """
+            buf_size 256
+            trust_server_cert \(certificate)
+            secrets \(home.appendingPathComponent("secrets").path)
+            cache_dir \(cacheDir.path)
+            ask_auth 0
+            use_locks 1
+            delay_upload 0
+
+            """.write(to: conf, atomically: true, encoding: .utf8)
+        let mounted = try await command.run(mountDavfs, [url, mountPoint.path, "-o", "conf=\(conf.path)"], timeout: .seconds(60))
+        try #require(mounted.succeeded, "mount.davfs \(url) (FUSE, as root): \(mounted)")
+        return mountPoint
+    }
+
+    /// Runs `body`, then unmounts (which waits for davfs2's pending uploads),
+    /// also when `body` fails, so that no mount outlives the test.
+    func unmounting(_ mountPoint: URL, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            _ = try? await command.run(umount, [mountPoint.path], timeout: .seconds(60))
+            _ = try? await command.run(umount, ["-l", mountPoint.path], timeout: .seconds(10))
+            throw error
+        }
+        let unmounted = try await command.run(umount, [mountPoint.path], timeout: .seconds(120))
+        if !unmounted.succeeded { _ = try? await command.run(umount, ["-l", mountPoint.path], timeout: .seconds(10)) }
+        #expect(unmounted.succeeded, "umount \(mountPoint.path): \(unmounted)")
+    }
+
+    /// Waits until the upstream file `name` has the checksum of `file`.
+    func expectUpstream(_ server: DavgateProcess, _ name: String, equals file: URL,
+                        sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let want = try #require(try await checksum(of: file, command))
+        let upstream = server.upstream.appendingPathComponent(name.precomposedStringWithCanonicalMapping)
+        try await eventually("upstream \(name) has the checksum of \(file.lastPathComponent)", sourceLocation: sourceLocation) {
+            try await checksum(of: upstream, command) == want
+        }
+    }
+
+    /// davfs2 moves a file it could not upload (a 412 on its conditional PUT)
+    /// into `lost+found`; it must stay empty.
+    func expectNothingLost(_ mountPoint: URL) async throws {
+        let lost = try FileManager.default.contentsOfDirectory(atPath: mountPoint.appendingPathComponent("lost+found").path)
+        #expect(lost.isEmpty, "davfs2 gave up on uploads: lost+found holds \(lost)")
+    }
+}
+
+/// Polls `condition` for up to `seconds`, recording an issue when it never holds:
+/// clients that upload in the background reach the upstream a little later.
+func eventually(_ what: String, seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation,
+                _ condition: () async throws -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(200))
+    }
+    Issue.record("not within \(Int(seconds)) s: \(what)", sourceLocation: sourceLocation)
+}
