@@ -57,6 +57,7 @@ struct DavfsTests {
                 try writeTree(at: local.appendingPathComponent("tree"), [
                     "a/f1.bin": try randomData(10_000), "a/f2.bin": try randomData(200_000), "a/b/c/tief.txt": Data("deep\n".utf8),
                     "Ordner ü/Résumé 2026.txt": Data("Grüße\n".utf8), "leer.txt": Data(),
+                    "Ordner ü/50% off #1, ok & más+.txt": Data("percent, hash, comma, ampersand, plus\n".utf8),
                 ])
                 let synced = try await davfs.command.run(rsync, ["-r", local.appendingPathComponent("tree").path + "/", mount.appendingPathComponent("tree").path + "/"])
                 #expect(synced.succeeded, "\(synced)")

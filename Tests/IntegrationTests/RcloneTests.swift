@@ -22,6 +22,7 @@ struct RcloneTests {
                 "Ordner ü/Notizen mit Leerzeichen.txt": Data("Grüße, ünïcödé 😀\n".utf8),
                 "leer.txt": Data(),
                 "top level.txt": Data("top\n".utf8),
+                "Ordner ü/50% off #1, ok & más+.txt": Data("percent, hash, comma, ampersand, plus\n".utf8),
             ])
 
             let firstSync = try await remote.run(["sync", local.path, "dg:sync"])
@@ -32,7 +33,7 @@ struct RcloneTests {
                 let check = try await remote.run(["check", "--download", from, to])
                 #expect(check.succeeded, "\(check)")
                 #expect(check.output.contains("0 differences found"), "\(check)")
-                #expect(check.output.contains("5 matching files"), "\(check)")
+                #expect(check.output.contains("6 matching files"), "\(check)")
             }
             let again = try await remote.run(["sync", local.path, "dg:sync"])
             #expect(again.output.contains("There was nothing to transfer"), "sizes in PROPFIND match: \(again)")
@@ -62,7 +63,7 @@ struct RcloneTests {
             let listing = try await remote.run(["lsf", "-R", "dg:sync"])
             #expect(listing.succeeded, "\(listing)")
             #expect(Set(listing.stdout.split(separator: "\n").map(String.init)) == Set([
-                "Ordner ü/", "Ordner ü/tief/", "Ordner ü/tief/Résumé 2026.bin", "docs/", "docs/readme.txt",
+                "Ordner ü/", "Ordner ü/50% off #1, ok & más+.txt", "Ordner ü/tief/", "Ordner ü/tief/Résumé 2026.bin", "docs/", "docs/readme.txt",
                 "docs/verschoben é.txt", "leer.txt", "neu/", "neu/unter neu/", "neu/unter neu/datei é.txt",
             ]), "\(listing)")
 
