@@ -106,7 +106,7 @@ let package = Package(
         .target(
             name: "GatewaySetup",
             dependencies: [
-                "Users", "DurableFiles",
+                "Users", "DurableFiles", "ProviderCore",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

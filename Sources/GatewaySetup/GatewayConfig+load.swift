@@ -1,4 +1,5 @@
 import Foundation
+import ProviderCore
 
 extension GatewayConfig {
     /// The log levels `log_level` accepts (swift-log's).
@@ -187,7 +188,7 @@ private struct ConfigReader {
     }
 
     private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
-        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "credentials", "access_group", "upstream_ca", "users"])
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "credentials", "access_group", "upstream_ca", "users"])
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
             throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
@@ -197,6 +198,13 @@ private struct ConfigReader {
         }
         let upstream = try upstream(upstreamText, in: table, server: server)
         let ttl = try table.duration("listing_ttl") ?? server.listingTTL
+        var revalidate = Revalidation.listing
+        if let text = try table.string("revalidate") {
+            guard let value = Revalidation(rawValue: text) else {
+                throw table.error("revalidate", "expected \"listing\" or \"always\", got \"\(text)\"")
+            }
+            revalidate = value
+        }
         var credentials: VaultReference?
         if let entry = try table.table("credentials") {
             let inner = SettingsTable(entry, name: "[[domain]] credentials", file: file)
@@ -228,7 +236,7 @@ private struct ConfigReader {
             }
             users = result
         }
-        return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, credentials: credentials,
+        return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, credentials: credentials,
                               accessGroup: group, upstreamCA: upstreamCA, users: users)
     }
 

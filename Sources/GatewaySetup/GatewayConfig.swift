@@ -1,4 +1,5 @@
 import Foundation
+import ProviderCore
 
 /// davgate's configuration, read from a TOML file (`conf/davgate.toml` by default).
 ///
@@ -80,6 +81,10 @@ public struct DomainSettings: Sendable {
     public var upstream: UpstreamLocation
     /// `listing_ttl`, defaulting to the server's.
     public var listingTTL: Double
+    /// `revalidate = "listing"` (default) or `"always"`: whether a cached
+    /// file is compared with the upstream before every read, or trusted
+    /// until its folder's listing is refreshed.
+    public var revalidate: Revalidation
     /// `credentials = { service = "...", account = "..." }`: the vault entry
     /// holding the upstream's password; nil for an upstream without auth.
     public var credentials: VaultReference?
@@ -92,11 +97,13 @@ public struct DomainSettings: Sendable {
     /// `users = { alice = "rw", bob = "ro" }`; nil lets every user read and write.
     public var users: [String: DomainAccess]?
 
-    public init(name: String, upstream: UpstreamLocation, listingTTL: Double, credentials: VaultReference? = nil,
-                accessGroup: String? = nil, upstreamCA: URL? = nil, users: [String: DomainAccess]? = nil) {
+    public init(name: String, upstream: UpstreamLocation, listingTTL: Double, revalidate: Revalidation = .listing,
+                credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
+                users: [String: DomainAccess]? = nil) {
         self.name = name
         self.upstream = upstream
         self.listingTTL = listingTTL
+        self.revalidate = revalidate
         self.credentials = credentials
         self.accessGroup = accessGroup ?? name
         self.upstreamCA = upstreamCA

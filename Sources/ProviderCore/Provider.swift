@@ -19,20 +19,25 @@ public final class Provider: Sendable {
     public let listingTTL: TimeInterval
     let logger: Logger
 
-    /// Downloads in flight, by item id: one per item however many readers.
-    let downloads = NIOLockedValueBox<[Int64: Download]>([:])
+    /// When a cached file is compared with the upstream before it is served.
+    public let revalidation: Revalidation
+    /// Downloads in flight and sparse files, by item id: one download per
+    /// item however many readers.
+    let fetches = NIOLockedValueBox(Fetches())
     let listings = SingleFlight<Int64, Bool>()
     let mutations = AsyncMutex()
     /// Bumped by every namespace change; a listing fetched while it moved is
     /// not applied, so a refresh can never undo a concurrent change.
     let generation = NIOLockedValueBox<UInt64>(0)
 
-    public init(domain: String, store: any UpstreamStore, index: MetadataIndex, cacheFolder: URL, listingTTL: TimeInterval, logger: Logger) throws {
+    public init(domain: String, store: any UpstreamStore, index: MetadataIndex, cacheFolder: URL, listingTTL: TimeInterval,
+                revalidation: Revalidation = .listing, logger: Logger) throws {
         self.domain = domain
         self.store = store
         self.index = index
         self.cache = try ContentCache(folder: cacheFolder)
         self.listingTTL = listingTTL
+        self.revalidation = revalidation
         self.logger = logger
     }
 
@@ -92,6 +97,9 @@ public final class Provider: Sendable {
                 }
                 return false
             } catch let error as UpstreamError {
+                // Never listed: there is no last known listing to serve, and
+                // an empty one would answer 404 for what may well be there.
+                guard folder.listedAt != nil else { throw ProviderError.upstream(error) }
                 logger.warning("listing refresh failed, serving the last known listing", metadata: ["path": "/\(path.joined(separator: "/"))", "error": "\(error)"])
                 return true
             }

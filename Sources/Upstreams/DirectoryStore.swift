@@ -68,23 +68,38 @@ public struct DirectoryStore: UpstreamStore {
     }
 
     public func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,
-                      progress: @escaping @Sendable (Int64) -> Void) async throws -> UpstreamEntry {
+                      observer: FetchObserver) async throws -> UpstreamEntry {
         let source = try url(path)
-        return try await blocking {
-            if let range {
+        let name = path.last ?? ""
+        if let range {
+            let entry = try await blocking { try Self.entry(name: name, path: source.path) }
+            try await observer.began(entry)
+            try await blocking {
                 try Self.copyRange(source.path, destination.path, range)
-                progress(Int64(range.count))
-                return try Self.entry(name: path.last ?? "", path: source.path)
+                // Rewritten during the copy: the bytes may mix two versions.
+                guard try Self.entry(name: name, path: source.path).version == entry.version else {
+                    throw UpstreamError.versionMismatch
+                }
             }
+            observer.progressed(Int64(range.count))
+            return entry
+        }
+        let entry = try await blocking {
             if link(source.path, destination.path) != 0 {
                 guard errno == EXDEV || errno == EPERM || errno == EMLINK else { throw Self.error(errno) }
                 try Self.copyFile(source.path, destination.path)
             }
             // The entry of what was linked or copied, not of what was listed.
-            let entry = try Self.entry(name: path.last ?? "", path: destination.path)
-            progress(entry.size)
-            return entry
+            return try Self.entry(name: name, path: destination.path)
         }
+        do {
+            try await observer.began(entry)
+        } catch {
+            unlink(destination.path)
+            throw error
+        }
+        observer.progressed(entry.size)
+        return entry
     }
 
     public func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry {
@@ -193,18 +208,33 @@ extension DirectoryStore {
         let output = open(destination, O_WRONLY | O_CREAT, 0o600)
         guard output >= 0 else { throw error(errno) }
         defer { close(output) }
+        try pump(input, output, range)
+    }
+
+    /// Copies bytes between open files at the same offsets: `range`, or
+    /// everything to the end of the input. One loop for copies and ranges.
+    static func pump(_ input: Int32, _ output: Int32, _ range: ClosedRange<Int64>?) throws {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
-        var offset = range.lowerBound
-        while offset <= range.upperBound {
-            let want = Int(min(Int64(buffer.count), range.upperBound - offset + 1))
-            let n = pread(input, buffer.baseAddress, want, off_t(offset))
-            if n < 0 { throw error(errno) }
-            if n == 0 { throw UpstreamError.io("file ended before the requested range") }
+        var offset = range?.lowerBound ?? 0
+        let end = range.map { $0.upperBound + 1 } ?? .max
+        while offset < end {
+            let n = pread(input, buffer.baseAddress, Int(min(Int64(buffer.count), end - offset)), off_t(offset))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw error(errno)
+            }
+            if n == 0 {
+                guard range == nil else { throw UpstreamError.io("file ended before the requested range") }
+                return
+            }
             var written = 0
             while written < n {
                 let w = pwrite(output, buffer.baseAddress! + written, n - written, off_t(offset) + off_t(written))
-                if w < 0 { throw error(errno) }
+                if w < 0 {
+                    if errno == EINTR { continue }
+                    throw error(errno)
+                }
                 written += w
             }
             offset += Int64(n)
@@ -255,19 +285,7 @@ extension DirectoryStore {
             close(output)
             if !ok { unlink(destination) }
         }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while true {
-            let n = read(input, buffer.baseAddress, buffer.count)
-            if n < 0 { throw error(errno) }
-            if n == 0 { break }
-            var written = 0
-            while written < n {
-                let w = write(output, buffer.baseAddress! + written, n - written)
-                if w < 0 { throw error(errno) }
-                written += w
-            }
-        }
+        try pump(input, output, nil)
         guard fsync(output) == 0 else { throw error(errno) }
         ok = true
     }

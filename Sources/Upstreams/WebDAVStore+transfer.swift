@@ -11,7 +11,7 @@ import Glibc
 
 extension WebDAVStore {
     public func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,
-                      progress: @escaping @Sendable (Int64) -> Void) async throws -> UpstreamEntry {
+                      observer: FetchObserver) async throws -> UpstreamEntry {
         var request = try self.request("GET", path)
         request.headers.add(name: "Accept-Encoding", value: "identity")
         if let range {
@@ -39,6 +39,14 @@ extension WebDAVStore {
             await Self.discard(response.body)
             throw Self.error(status: status, operation: .read)
         }
+        let entry: UpstreamEntry
+        do {
+            entry = try await self.entry(path, answer: response.headers, status: status)
+            try await observer.began(entry)
+        } catch {
+            await Self.discard(response.body)
+            throw error
+        }
 
         let whole = range == nil
         let fd = open(destination.path, O_WRONLY | O_CREAT | O_CLOEXEC | (whole ? O_EXCL : 0), 0o600)
@@ -65,7 +73,7 @@ extension WebDAVStore {
                         try Self.writeAll(fd, slice, at: from)
                     }
                     written += to - from + 1
-                    progress(written)
+                    observer.progressed(written)
                 }
                 position += count
                 if position > last { break }
@@ -80,8 +88,11 @@ extension WebDAVStore {
             // Like the directory store's copies: durable before it counts as content.
             try await blocking { if fsync(fd) != 0 { throw DirectoryStore.error(errno) } }
         }
+        if whole && written != entry.size {
+            throw UpstreamError.io("the upstream sent \(written) of \(entry.size) bytes")
+        }
         complete = true
-        return try await entry(path, answer: response.headers, status: status, received: written)
+        return entry
     }
 
     public func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry {
@@ -119,12 +130,12 @@ extension WebDAVStore {
         return entry
     }
 
-    /// The entry for the bytes a GET delivered, from its headers; a PROPFIND
-    /// fills in when they do not tell the size or the version.
-    func entry(_ path: ItemPath, answer headers: HTTPHeaders, status: Int, received: Int64) async throws -> UpstreamEntry {
+    /// The entry for the bytes a GET is about to deliver, from its headers;
+    /// a PROPFIND fills in when they do not tell the size or the version.
+    func entry(_ path: ItemPath, answer headers: HTTPHeaders, status: Int) async throws -> UpstreamEntry {
         let size: Int64? = status == 206
             ? headers.first(name: "Content-Range").flatMap(Self.contentRange)?.total
-            : headers.first(name: "Content-Length").flatMap { Int64($0) } ?? received
+            : headers.first(name: "Content-Length").flatMap { Int64($0) }
         let modified = headers.first(name: "Last-Modified").flatMap(HTTPDate.parse)
         let etag = headers.first(name: "ETag").map(Self.version(ofETag:))
         guard let size, let version = etag ?? modified.map({ PropfindAnswer.fallbackVersion(size: size, modified: $0) })

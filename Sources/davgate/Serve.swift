@@ -54,7 +54,7 @@ struct Serve: AsyncParsableCommand {
             providers[domain.name] = try Provider(
                 domain: domain.name, store: store, index: index,
                 cacheFolder: server.state.appendingPathComponent("cache").appendingPathComponent(domain.name),
-                listingTTL: domain.listingTTL, logger: logger)
+                listingTTL: domain.listingTTL, revalidation: domain.revalidate, logger: logger)
         }
 
         var permissions: [String: [String: DomainPermission]] = [:]

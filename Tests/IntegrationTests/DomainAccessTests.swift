@@ -120,9 +120,9 @@ struct DomainResetTests {
         let cache = first.state.appendingPathComponent("cache/files")
         #expect(FileManager.default.fileExists(atPath: cache.path))
 
-        let refused = try WebDAVUpstreamTests.davgate(["domain", "reset", "files", "--config", first.configFile.path])
+        let refused = try runDavgate(["domain", "reset", "files", "--config", first.configFile.path])
         #expect(refused.status != 0, "without --yes and without a terminal it refuses")
-        let reset = try WebDAVUpstreamTests.davgate(["domain", "reset", "files", "--yes", "--config", first.configFile.path])
+        let reset = try runDavgate(["domain", "reset", "files", "--yes", "--config", first.configFile.path])
         #expect(reset.status == 0, "\(reset.output)")
         #expect(reset.output.contains("Reset domain files"))
         #expect(!FileManager.default.fileExists(atPath: cache.path))

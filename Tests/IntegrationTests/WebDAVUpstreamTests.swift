@@ -7,46 +7,13 @@ import Testing
 /// access group.
 @Suite("a WebDAV upstream with credentials from the vault")
 struct WebDAVUpstreamTests {
-    /// Runs a `davgate` subcommand; returns its exit status and output.
-    @discardableResult
-    static func davgate(_ arguments: [String], stdin: String? = nil) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = DavgateProcess.executable
-        process.arguments = arguments
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
-    }
-
-    /// A vault with a key file, both mode 0600, in a fresh folder.
-    static func makeVault() throws -> (vault: URL, key: URL) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vault-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let key = folder.appendingPathComponent("vault.key")
-        var bytes = [UInt8](repeating: 0, count: 32)
-        for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
-        try Data(bytes).write(to: key)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key.path)
-        let vault = folder.appendingPathComponent("vault.dgv")
-        let created = try Self.davgate(["vault", "init", "--vault", vault.path, "--key-file", key.path])
-        #expect(created.status == 0, "\(created.output)")
-        return (vault, key)
-    }
-
     @Test("PUT, GET, PROPFIND, MOVE and DELETE through davgate reach the upstream davgate")
     func bridged() async throws {
         let upstream = try await DavgateProcess()
         defer { upstream.cleanUp() }
-        let (vault, key) = try Self.makeVault()
+        let (vault, key) = try makeVault()
         defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
-        let stored = try Self.davgate(["vault", "set", "upstream-a", "admin", "--group", "team", "--vault", vault.path, "--key-file", key.path],
+        let stored = try runDavgate(["vault", "set", "upstream-a", "admin", "--group", "team", "--vault", vault.path, "--key-file", key.path],
                                       stdin: upstream.adminPassword + "\n")
         #expect(stored.status == 0, "\(stored.output)")
 
@@ -84,9 +51,9 @@ struct WebDAVUpstreamTests {
 
     @Test("a domain whose vault entry is in another access group is refused at start, naming the entry")
     func wrongGroup() async throws {
-        let (vault, key) = try Self.makeVault()
+        let (vault, key) = try makeVault()
         defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
-        try Self.davgate(["vault", "set", "upstream-a", "admin", "--group", "other", "--vault", vault.path, "--key-file", key.path],
+        try runDavgate(["vault", "set", "upstream-a", "admin", "--group", "other", "--vault", vault.path, "--key-file", key.path],
                          stdin: "secret\n")
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -102,7 +69,7 @@ struct WebDAVUpstreamTests {
             credentials = { service = "upstream-a", account = "admin" }
             access_group = "team"
             """.write(to: config, atomically: true, encoding: .utf8)
-        let refused = try Self.davgate(["serve", "--config", config.path, "--key-file", key.path])
+        let refused = try runDavgate(["serve", "--config", config.path, "--key-file", key.path])
         #expect(refused.status != 0)
         #expect(refused.output.contains("upstream-a"))
         #expect(refused.output.contains("\"team\""))

@@ -9,6 +9,8 @@ import Upstreams
 final class FaultyStore: UpstreamStore {
     let base: DirectoryStore
     let fetchCount = NIOLockedValueBox(0)
+    /// The range of every fetch, nil for whole ones, in order.
+    let fetchedRanges = NIOLockedValueBox<[ClosedRange<Int64>?]>([])
     let fetchDelay = NIOLockedValueBox<Duration>(.zero)
     let failing = NIOLockedValueBox<[String: UpstreamError]>([:])
 
@@ -26,11 +28,12 @@ final class FaultyStore: UpstreamStore {
     }
     func stat(_ path: ItemPath) async throws -> UpstreamEntry? { try await base.stat(path) }
     func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,
-               progress: @escaping @Sendable (Int64) -> Void) async throws -> UpstreamEntry {
+               observer: FetchObserver) async throws -> UpstreamEntry {
         fetchCount.withLockedValue { $0 += 1 }
+        fetchedRanges.withLockedValue { $0.append(range) }
         try await Task.sleep(for: fetchDelay.withLockedValue { $0 })
         try check("fetch")
-        return try await base.fetch(path, range: range, into: destination, progress: progress)
+        return try await base.fetch(path, range: range, into: destination, observer: observer)
     }
     func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry {
         try check("upload")

@@ -159,6 +159,40 @@ struct UpstreamStoreContractTests {
         }
     }
 
+    @Test("a fetch names its version before the first byte, and stops there when told to", arguments: StoreSetup.allCases)
+    func fetchBegins(setup: StoreSetup) async throws {
+        struct Refused: Error {}
+        try await setup.withStore { store in
+            let uploaded = try await store.upload(try localFile("0123456789abcdef"), to: ["v"])
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("begin-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+
+            let announced = NIOLockedValueBox<(UpstreamEntry, Int64)?>(nil)
+            let progress = NIOLockedValueBox<Int64>(0)
+            let whole = folder.appendingPathComponent("whole")
+            _ = try await store.fetch(["v"], range: nil, into: whole, observer: FetchObserver(
+                began: { entry in announced.withLockedValue { $0 = (entry, progress.withLockedValue { $0 }) } },
+                progressed: { count in progress.withLockedValue { $0 = count } }))
+            let (entry, bytesBefore) = try #require(announced.withLockedValue { $0 })
+            #expect(entry.version == uploaded.version && entry.size == 16)
+            #expect(bytesBefore == 0, "announced before any byte was reported")
+
+            // Refused at the start: a whole fetch leaves no file, a range fetch writes nothing.
+            let refusedWhole = folder.appendingPathComponent("refused")
+            await #expect(throws: Refused.self) {
+                _ = try await store.fetch(["v"], range: nil, into: refusedWhole, observer: FetchObserver(began: { _ in throw Refused() }))
+            }
+            #expect(!FileManager.default.fileExists(atPath: refusedWhole.path))
+            let sparse = folder.appendingPathComponent("sparse")
+            try Data(count: 16).write(to: sparse)
+            await #expect(throws: Refused.self) {
+                _ = try await store.fetch(["v"], range: 2...5, into: sparse, observer: FetchObserver(began: { _ in throw Refused() }))
+            }
+            #expect(try Data(contentsOf: sparse) == Data(count: 16))
+        }
+    }
+
     @Test("conditional uploads refuse to overwrite someone else's change", arguments: StoreSetup.allCases)
     func conditionalUpload(setup: StoreSetup) async throws {
         try await setup.withStore { store in

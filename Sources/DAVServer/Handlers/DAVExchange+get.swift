@@ -15,25 +15,18 @@ extension DAVExchange {
         guard let provider else {
             return try await folderListing(nil, includeBody: includeBody)
         }
-        let item = try await requireItem(provider)
-        if item.isFolder {
-            return try await folderListing(item, includeBody: includeBody)
+        let listed = try await requireItem(provider)
+        if listed.isFolder {
+            return try await folderListing(listed, includeBody: includeBody)
+        }
+        guard var item = try await provider.revalidated(listed, at: itemPath) else {
+            throw DAVError(.notFound, "\(path.href(collection: false)) was deleted upstream")
         }
         if let early = try notModifiedOrFailed(item) { return early }
-        // The size announced is that of the bytes being served: the opened
-        // cache file's, or the listing's while a download is followed.
         var size = item.size
         var source: ContentSource?
         if includeBody {
-            switch try provider.openContents(of: item, at: itemPath) {
-            case .file(let url):
-                let file = try OpenFile(path: url.path)
-                size = file.size
-                source = .file(file)
-            case .download(let download):
-                size = download.expectedSize
-                source = .download(download)
-            }
+            (item, source, size) = try await openSource(provider, item)
         }
         var fields = HTTPFields()
         fields[.contentType] = ContentType.forName(item.name)
@@ -43,23 +36,57 @@ extension DAVExchange {
         // nil for empty content: there is no byte range to serve.
         var range: ClosedRange<Int64>? = size > 0 ? 0...(size - 1) : nil
         var status = HTTPResponse.Status.ok
-        if size > 0, rangeApplies(item) {
-            switch RangeRequest.evaluate(headers[.range], size: size) {
-            case .full: break
-            case .partial(let r):
-                range = r
-                status = .partialContent
-                fields[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound)/\(size)"
-            case .unsatisfiable:
-                fields[.contentRange] = "bytes */\(size)"
-                throw DAVError(.rangeNotSatisfiable, "the requested range is outside the \(size)-byte content")
-            }
+        if let partial = try requestedRange(item, size: size) {
+            range = partial
+            status = .partialContent
+            fields[.contentRange] = "bytes \(partial.lowerBound)-\(partial.upperBound)/\(size)"
         }
         fields[.contentLength] = String(range?.count ?? 0)
         guard let source, let range else {
             return Response(status: status, headers: fields)
         }
         return Response(status: status, headers: fields, body: source.body(range: range))
+    }
+
+    /// Opens the bytes to serve and tells the item and size they belong to:
+    /// the cached file's, or, for a placeholder, those the upstream answered
+    /// with (a range asks the upstream for that range only). When the
+    /// upstream turns out to have moved on, the index has learned the new
+    /// version by the time the fetch fails, and the read is tried once more.
+    private func openSource(_ provider: Provider, _ listed: Item) async throws -> (Item, ContentSource, Int64) {
+        var item = listed
+        while true {
+            do {
+                let wanted = try requestedRange(item, size: item.size)
+                switch try provider.openContents(of: item, at: itemPath, range: wanted) {
+                case .file(let url):
+                    let file = try OpenFile(path: url.path)
+                    return (item, .file(file), file.size)
+                case .download(let download):
+                    let head = try await download.head()
+                    return (head, .download(download), head.size)
+                }
+            } catch ProviderError.upstream(.versionMismatch) where item.id == listed.id && item.etag == listed.etag {
+                item = try await requireItem(provider)
+                guard !item.isFolder else { throw DAVError(.conflict, "\(path.href(collection: false)) became a folder upstream") }
+            }
+        }
+    }
+
+    /// The part of `size` bytes a Range header asks for and may have (nil
+    /// for all of it); throws 416 for a range outside the content.
+    private func requestedRange(_ item: Item, size: Int64) throws -> ClosedRange<Int64>? {
+        guard size > 0, rangeApplies(item) else { return nil }
+        switch RangeRequest.evaluate(headers[.range], size: size) {
+        case .full:
+            return nil
+        case .partial(let range):
+            return range
+        case .unsatisfiable:
+            var error = DAVError(.rangeNotSatisfiable, "the requested range is outside the \(size)-byte content")
+            error.headers[.contentRange] = "bytes */\(size)"
+            throw error
+        }
     }
 
     /// The bytes of a GET: a complete file, or a download being followed

@@ -9,36 +9,58 @@ import Glibc
 /// grows: the first GET of a placeholder streams to its client while the
 /// bytes are written to the cache, and later GETs join the same download
 /// (the File Provider's `startProvidingItem`, called once per item).
+///
+/// A download covers the whole file, or one byte range of it written into a
+/// sparse file (partial content fetching); positions are always offsets in
+/// the file, so a reader asks for the same offsets either way.
 public final class Download: Sendable {
     public let itemID: Int64
-    /// The size the listing announced: what a reader answers with.
-    public let expectedSize: Int64
 
     private struct State {
         /// Where the bytes are now: the temporary file, then the cache file.
         var path: URL
-        var available: Int64 = 0
+        /// Held open for readers of a sparse file, which a whole download may
+        /// take over and rename at any time; readers get a duplicate.
+        var descriptor: Int32?
+        /// The end of the bytes readers may read: everything before it is there.
+        var available: Int64
+        /// The item whose version the bytes belong to, once the upstream answered.
+        var head: Item?
         var outcome: Result<Item, any Error>?
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
     private let state: NIOLockedValueBox<State>
 
-    init(itemID: Int64, expectedSize: Int64, file: URL) {
+    /// A download into `file`, whose bytes before `available` are there already.
+    init(itemID: Int64, file: URL, descriptor: Int32? = nil, available: Int64 = 0) {
         self.itemID = itemID
-        self.expectedSize = expectedSize
-        state = NIOLockedValueBox(State(path: file))
+        state = NIOLockedValueBox(State(path: file, descriptor: descriptor, available: available))
+    }
+
+    /// Bytes that are all there already: a reader of a sparse file whose
+    /// range was fetched before.
+    static func complete(_ item: Item, descriptor: Int32, path: URL) -> Download {
+        let download = Download(itemID: item.id, file: path, descriptor: descriptor, available: item.size)
+        download.finish(.success(item), head: item)
+        return download
+    }
+
+    deinit {
+        state.withLockedValue { s in
+            if let fd = s.descriptor { close(fd) }
+        }
     }
 
     var temporaryFile: URL { state.withLockedValue { $0.path } }
 
-    /// The store reports `count` bytes durable in the file.
-    func progressed(_ count: Int64) {
-        let waiters = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
-            s.available = max(s.available, count)
-            defer { s.waiters = [] }
-            return s.waiters
-        }
-        waiters.forEach { $0.resume() }
+    /// The upstream answered: readers may now announce the size and ETag.
+    func began(_ item: Item) {
+        update { $0.head = item }
+    }
+
+    /// Everything before `position` is durable in the file.
+    func reached(_ position: Int64) {
+        update { $0.available = max($0.available, position) }
     }
 
     /// Moves the finished bytes to their final name while no reader is
@@ -47,29 +69,30 @@ public final class Download: Sendable {
         try state.withLockedValue { s in s.path = try move(s.path) }
     }
 
-    func finish(_ outcome: Result<Item, any Error>) {
-        let waiters = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
+    func finish(_ outcome: Result<Item, any Error>, head: Item? = nil) {
+        update { s in
             s.outcome = outcome
-            if case .success(let item) = outcome { s.available = max(s.available, item.size) }
+            if s.head == nil { s.head = head }
+        }
+    }
+
+    private func update(_ change: (inout State) -> Void) {
+        let waiters = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
+            change(&s)
             defer { s.waiters = [] }
             return s.waiters
         }
         waiters.forEach { $0.resume() }
     }
 
-    /// Waits until more than `offset` bytes are there, or the download is
-    /// over. Returns how many bytes are there; throws the fetch's error.
-    public func bytes(beyond offset: Int64) async throws -> Int64 {
+    /// Waits until `ready` holds or the download is over.
+    private func wait(until ready: @escaping (State) -> Bool) async {
         while true {
-            let (available, outcome) = state.withLockedValue { ($0.available, $0.outcome) }
-            if available > offset { return available }
-            if let outcome {
-                _ = try outcome.get()
-                return available
-            }
+            let done = state.withLockedValue { ready($0) || $0.outcome != nil }
+            if done { return }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLockedValue { s -> Bool in
-                    if s.available > offset || s.outcome != nil { return true }
+                    if ready(s) || s.outcome != nil { return true }
                     s.waiters.append(continuation)
                     return false
                 }
@@ -78,9 +101,33 @@ public final class Download: Sendable {
         }
     }
 
+    /// The item the bytes belong to, once the upstream has answered: its
+    /// size and ETag are what a reader announces. Throws the fetch's error
+    /// when it failed before that.
+    public func head() async throws -> Item {
+        await wait { $0.head != nil }
+        return try state.withLockedValue { s in
+            if let head = s.head { return head }
+            guard let outcome = s.outcome else { throw ProviderError.local("download ended without an outcome") }
+            return try outcome.get()
+        }
+    }
+
+    /// Waits until the bytes at `offset` are there, or the download is
+    /// over. Returns the end of the bytes there; throws the fetch's error.
+    public func bytes(beyond offset: Int64) async throws -> Int64 {
+        await wait { $0.available > offset }
+        return try state.withLockedValue { s in
+            if s.available > offset { return s.available }
+            guard let outcome = s.outcome else { return s.available }
+            _ = try outcome.get()
+            return s.available
+        }
+    }
+
     /// The finished item (with the version actually fetched).
     public func result() async throws -> Item {
-        _ = try await bytes(beyond: .max)
+        await wait { _ in false }
         return try state.withLockedValue { s in
             guard let outcome = s.outcome else { throw ProviderError.local("download ended without an outcome") }
             return try outcome.get()
@@ -90,7 +137,7 @@ public final class Download: Sendable {
     /// Opens the bytes for reading, under whichever name they have now.
     public func openForReading() throws -> Int32 {
         try state.withLockedValue { s in
-            let fd = open(s.path.path, O_RDONLY | O_CLOEXEC)
+            let fd = s.descriptor.map { dup($0) } ?? open(s.path.path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw ProviderError.local("cannot open the download: \(String(cString: strerror(errno)))") }
             return fd
         }

@@ -76,12 +76,13 @@ public protocol UpstreamStore: Sendable {
     /// Fetches content into `destination`. Without a range: the whole file
     /// into a new `destination` (which must not exist). With a range: only
     /// those bytes, written at their own offsets into `destination` (created
-    /// when missing), so a cache file can fill sparsely. `progress` is called
-    /// with the count of bytes of this fetch written so far, each time more
-    /// are durable in the file, so readers can stream behind the writer.
-    /// Returns the entry describing the version the bytes belong to.
+    /// when missing), so a cache file can fill sparsely. The observer hears
+    /// of the version once the upstream has answered and before any byte is
+    /// written (and can stop the fetch there), then of the bytes of this
+    /// fetch durable in the file so far, so readers can stream behind the
+    /// writer. Returns the entry describing the version the bytes belong to.
     func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,
-               progress: @escaping @Sendable (Int64) -> Void) async throws -> UpstreamEntry
+               observer: FetchObserver) async throws -> UpstreamEntry
     /// Stores the local file's bytes at `path`. `expecting` guards against
     /// overwriting someone else's change (`.versionMismatch` when it fails).
     /// The local file is not modified and stays where it is.
@@ -105,10 +106,32 @@ public enum UpstreamExpectation: Sendable, Equatable {
     case version(String)
 }
 
+/// What a fetch reports while it runs.
+public struct FetchObserver: Sendable {
+    /// The upstream answered: the bytes to come belong to this entry's
+    /// version and size. Throwing stops the fetch before a byte is written,
+    /// so a reader expecting one version never receives another's bytes.
+    public var began: @Sendable (UpstreamEntry) async throws -> Void
+    /// The count of bytes of this fetch durable in the file so far.
+    public var progressed: @Sendable (Int64) -> Void
+
+    public init(began: @escaping @Sendable (UpstreamEntry) async throws -> Void = { _ in },
+                progressed: @escaping @Sendable (Int64) -> Void = { _ in }) {
+        self.began = began
+        self.progressed = progressed
+    }
+}
+
 extension UpstreamStore {
     /// The whole content into a new file, without progress reports.
     public func fetch(_ path: ItemPath, into destination: URL) async throws -> UpstreamEntry {
-        try await fetch(path, range: nil, into: destination, progress: { _ in })
+        try await fetch(path, range: nil, into: destination, observer: FetchObserver())
+    }
+
+    /// A fetch reporting only its progress.
+    public func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,
+                      progress: @escaping @Sendable (Int64) -> Void) async throws -> UpstreamEntry {
+        try await fetch(path, range: range, into: destination, observer: FetchObserver(progressed: progress))
     }
 
     /// An unconditional upload.

@@ -1,3 +1,4 @@
+import DavgateTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 

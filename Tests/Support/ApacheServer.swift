@@ -1,4 +1,3 @@
-import DavgateTestSupport
 import Foundation
 import Testing
 
@@ -9,27 +8,30 @@ import Glibc
 /// A real Apache httpd with mod_dav and mod_dav_fs on a free loopback port,
 /// with its own configuration, document root, logs and lock database under a
 /// fresh temporary folder. Basic auth through an htpasswd file.
-final class ApacheServer: Sendable {
-    static let user = "davuser"
-    static let password = "dav secret:with colon"
+public final class ApacheServer: Sendable {
+    public static let user = "davuser"
+    public static let password = "dav secret:with colon"
 
-    let folder: URL
-    let port: Int
-    var documentRoot: URL { folder.appendingPathComponent("root") }
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/dav/")! }
-    var accessLog: URL { folder.appendingPathComponent("logs/access.log") }
-    var errorLog: URL { folder.appendingPathComponent("logs/error.log") }
+    public let folder: URL
+    public let port: Int
+    public var documentRoot: URL { folder.appendingPathComponent("root") }
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/dav/")! }
+    public var accessLog: URL { folder.appendingPathComponent("logs/access.log") }
+    public var errorLog: URL { folder.appendingPathComponent("logs/error.log") }
     private var pidFile: URL { folder.appendingPathComponent("logs/httpd.pid") }
 
-    /// The access log's lines: method, decoded path, status, `depth=` Depth header, request line.
-    var accessLines: [String] {
+    /// The access log's lines: method, decoded path, status, `depth=` Depth
+    /// header, request line, `range=` Range header, `bytes=` body bytes sent.
+    public var accessLines: [String] {
         ((try? String(contentsOf: accessLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 
     /// Starts Apache; returns once it accepts connections.
-    /// - Parameter dumpRequestBodies: logs every request body into the error
-    ///   log (mod_dumpio), to see what a client sent.
-    init(dumpRequestBodies: Bool = false) async throws {
+    /// - Parameters: `dumpRequestBodies` logs every request body into the
+    ///   error log (mod_dumpio), to see what a client sent;
+    ///   `rateLimitKiB` slows every response body down to that many KiB/s
+    ///   (mod_ratelimit): an upstream on a slow network.
+    public init(dumpRequestBodies: Bool = false, rateLimitKiB: Int? = nil) async throws {
         let apache = "/usr/sbin/apache2", modules = "/usr/lib/apache2/modules"
         guard FileManager.default.isExecutableFile(atPath: apache),
               FileManager.default.fileExists(atPath: "\(modules)/mod_dav_fs.so") else {
@@ -61,6 +63,8 @@ final class ApacheServer: Sendable {
         for _ in 0..<5 {
             try? FileManager.default.removeItem(at: errorLog)
             let port = try Self.freePort()
+            let rateLimitModule = rateLimitKiB == nil ? "" : "LoadModule ratelimit_module \(modules)/mod_ratelimit.so\nLoadModule env_module \(modules)/mod_env.so\n"
+            let rateLimit = rateLimitKiB.map { "SetOutputFilter RATE_LIMIT\n    SetEnv rate-limit \($0)\n    " } ?? ""
             let dump = dumpRequestBodies
                 ? "LoadModule dumpio_module \(modules)/mod_dumpio.so\nDumpIOInput On\nLogLevel warn dumpio:trace7\n" : ""
             let config = """
@@ -70,7 +74,7 @@ final class ApacheServer: Sendable {
                 \(runAs)PidFile "\(pidFile.path)"
                 DefaultRuntimeDir "\(folder.appendingPathComponent("logs").path)"
                 ErrorLog "\(errorLog.path)"
-                LogFormat "%m %U %>s depth=%{Depth}i \\"%r\\"" dav
+                LogFormat "%m %U %>s depth=%{Depth}i \\"%r\\" range=%{Range}i bytes=%B" dav
                 CustomLog "\(accessLog.path)" dav
                 LoadModule mpm_event_module \(modules)/mod_mpm_event.so
                 StartServers 1
@@ -84,13 +88,13 @@ final class ApacheServer: Sendable {
                 LoadModule auth_basic_module \(modules)/mod_auth_basic.so
                 LoadModule dav_module \(modules)/mod_dav.so
                 LoadModule dav_fs_module \(modules)/mod_dav_fs.so
-                \(dump)DAVLockDB "\(folder.appendingPathComponent("lock/davlock").path)"
+                \(rateLimitModule)\(dump)DAVLockDB "\(folder.appendingPathComponent("lock/davlock").path)"
                 DocumentRoot "\(root.path)"
                 <Directory "\(root.path)">
                     Require all denied
                 </Directory>
                 <Directory "\(root.appendingPathComponent("dav").path)">
-                    Dav On
+                    \(rateLimit)Dav On
                     AuthType Basic
                     AuthName "davgate tests"
                     AuthUserFile "\(folder.appendingPathComponent("htpasswd").path)"
@@ -122,14 +126,14 @@ final class ApacheServer: Sendable {
         throw Failure.didNotStart
     }
 
-    enum Failure: Error { case notInstalled, didNotStart, command(String) }
+    public enum Failure: Error { case notInstalled, didNotStart, command(String) }
 
     static func pid(in pidFile: URL) -> pid_t? {
         (try? String(contentsOf: pidFile, encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 
     /// Stops the server (SIGTERM to the process whose id it wrote) and waits until it is gone.
-    func stop() {
+    public func stop() {
         Self.stop(pidFile: pidFile)
     }
 
@@ -151,19 +155,40 @@ final class ApacheServer: Sendable {
         return !stat[close...].hasPrefix(") Z")
     }
 
+    /// Kills the server and its children at once (SIGKILL to its process
+    /// group), cutting every transfer in flight: an upstream that crashes.
+    public func crash() {
+        guard let pid = Self.pid(in: pidFile) else { return }
+        kill(-pid, SIGKILL)
+        for _ in 0..<250 where Self.isRunning(pid) { usleep(20_000) }
+        try? FileManager.default.removeItem(at: pidFile)
+    }
+
+    /// Starts the stopped server again, with the same port, folder and files:
+    /// an upstream coming back after an outage.
+    public func restart() async throws {
+        try ChildProcess.run("/usr/sbin/apache2", ["-f", folder.appendingPathComponent("httpd.conf").path, "-k", "start"])
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if Self.accepts(port: port) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw Failure.didNotStart
+    }
+
     /// Stops the server and removes its folder.
-    func cleanUp() {
+    public func cleanUp() {
         stop()
         try? FileManager.default.removeItem(at: folder)
     }
 
     /// A loopback port nobody listens on right now.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let socket = try LoopbackSocket(listen: false)
         return socket.port
     }
 
-    static func accepts(port: Int) -> Bool {
+    public static func accepts(port: Int) -> Bool {
         let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -180,11 +205,11 @@ final class ApacheServer: Sendable {
 /// A TCP socket bound to a free loopback port. With `listen: true` it
 /// accepts connections in the kernel's backlog and never answers: a server
 /// that hangs.
-final class LoopbackSocket: Sendable {
-    let fd: Int32
-    let port: Int
+public final class LoopbackSocket: Sendable {
+    public let fd: Int32
+    public let port: Int
 
-    init(listen shouldListen: Bool) throws {
+    public init(listen shouldListen: Bool) throws {
         let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ApacheServer.Failure.command("socket: \(errno)") }
         var address = Self.address(port: 0)
@@ -203,7 +228,7 @@ final class LoopbackSocket: Sendable {
         self.port = Int(UInt16(bigEndian: address.sin_port))
     }
 
-    static func address(port: UInt16) -> sockaddr_in {
+    public static func address(port: UInt16) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian

@@ -1,0 +1,104 @@
+import DavgateTestSupport
+import Dispatch
+import Foundation
+import Testing
+
+/// davgate in front of a real Apache mod_dav: the domain `lazy` bridged to
+/// Apache over HTTP, Apache's password only in davgate's vault. What davgate
+/// asks of its upstream is read off Apache's access log.
+struct ApacheGateway {
+    let apache: ApacheServer
+    let gateway: DavgateProcess
+    let client: DAVClient
+
+    /// What Apache serves at `/dav/`: files put here appear upstream
+    /// without davgate's knowledge, as if someone used the upstream directly.
+    var upstreamFolder: URL { apache.documentRoot.appendingPathComponent("dav") }
+
+    func writeUpstream(_ path: String, _ data: Data) throws {
+        let url = upstreamFolder.appendingPathComponent(path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try data.write(to: url, options: .atomic)
+    }
+
+    /// Apache's access log lines from `mark` (an earlier `accessLines.count`) on.
+    func upstreamRequests(since mark: Int) -> [String] {
+        Array(apache.accessLines.dropFirst(mark))
+    }
+
+    /// Reads `path` until a read costs the upstream nothing: the copy is in
+    /// davgate's cache and recorded as such (a read can finish a moment
+    /// before its fetch is recorded).
+    func readUntilCached(_ path: String) async throws {
+        for _ in 0..<50 {
+            let mark = apache.accessLines.count
+            #expect(try await client.send("GET", path).status == 200)
+            if !upstreamRequests(since: mark).contains(where: { $0.hasPrefix("GET ") }) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("\(path) was fetched again on every read")
+    }
+
+    /// `curl` against davgate, for what AsyncHTTPClient hides: time to first
+    /// byte and a transfer cut short. Returns curl's exit status, the bytes
+    /// received and curl's `-w` report. Waits on a Dispatch thread: the test
+    /// runner's few cooperative threads must stay free for the other tests.
+    /// The body is written to `output` as it arrives (watch it grow), or to
+    /// a temporary file.
+    func curl(_ path: String, output: URL? = nil, report: String = "%{time_starttransfer} %{time_total}") async throws -> (status: Int32, body: Data, report: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try runCurl(path, output: output, report: report) })
+            }
+        }
+    }
+
+    private func runCurl(_ path: String, output given: URL?, report: String) throws -> (status: Int32, body: Data, report: String) {
+        let output = given ?? FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-sS", "--cacert", gateway.certificate.path, "-u", "admin:\(gateway.adminPassword)",
+                             "-o", output.path, "-w", report, gateway.baseURL + path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let written = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, (try? Data(contentsOf: output)) ?? Data(), written)
+    }
+}
+
+/// Starts Apache, a vault holding its password and davgate with the `lazy`
+/// domain in front of it; runs `body`; always cleans up.
+func withApacheGateway(rateLimitKiB: Int? = nil, extraDomain: String = "", _ body: (ApacheGateway) async throws -> Void) async throws {
+    let apache = try await ApacheServer(rateLimitKiB: rateLimitKiB)
+    defer { apache.cleanUp() }
+    let (vault, key) = try makeVault()
+    defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
+    let stored = try runDavgate(["vault", "set", "apache", ApacheServer.user, "--group", "lazy", "--vault", vault.path, "--key-file", key.path],
+                                stdin: ApacheServer.password + "\n")
+    try #require(stored.status == 0, "\(stored.output)")
+    let gateway = try await DavgateProcess(
+        extraServer: "vault = \"\(vault.path)\"",
+        extraDomain: """
+
+            [[domain]]
+            name = "lazy"
+            upstream = "\(apache.baseURL.absoluteString)"
+            credentials = { service = "apache", account = "\(ApacheServer.user)" }
+            \(extraDomain)
+            """,
+        arguments: ["--key-file", key.path])
+    defer { gateway.cleanUp() }
+    let client = try DAVClient(gateway)
+    do {
+        try await body(ApacheGateway(apache: apache, gateway: gateway, client: client))
+        try await client.shutdown()
+    } catch {
+        print(gateway.stderr)
+        try? await client.shutdown()
+        throw error
+    }
+}

@@ -1,0 +1,36 @@
+import DavgateTestSupport
+import Foundation
+import Testing
+
+/// Runs a `davgate` subcommand; returns its exit status and output.
+@discardableResult
+func runDavgate(_ arguments: [String], stdin: String? = nil) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = DavgateProcess.executable
+    process.arguments = arguments
+    let input = Pipe(), output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try input.fileHandleForWriting.close()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, text)
+}
+
+/// A vault with a key file, both mode 0600, in a fresh folder.
+func makeVault() throws -> (vault: URL, key: URL) {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vault-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let key = folder.appendingPathComponent("vault.key")
+    var bytes = [UInt8](repeating: 0, count: 32)
+    for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
+    try Data(bytes).write(to: key)
+    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key.path)
+    let vault = folder.appendingPathComponent("vault.dgv")
+    let created = try runDavgate(["vault", "init", "--vault", vault.path, "--key-file", key.path])
+    #expect(created.status == 0, "\(created.output)")
+    return (vault, key)
+}
