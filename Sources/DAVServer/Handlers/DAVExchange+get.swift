@@ -8,7 +8,8 @@ import ProviderCore
 
 extension DAVExchange {
     /// GET and HEAD (RFC 9110): the first GET of a placeholder materializes
-    /// it; HEAD answers from the index alone. Always Content-Length,
+    /// it; HEAD answers from the index alone. A collection answers with the
+    /// browser page (DAVExchange+browser). Always Content-Length,
     /// Accept-Ranges, ETag and Last-Modified; Range, If-Range,
     /// If-None-Match (304), If-Modified-Since, If-Match.
     func get(includeBody: Bool) async throws -> Response {
@@ -136,42 +137,5 @@ extension DAVExchange {
         if ifRange.hasPrefix("\"") { return ifRange == item.etag }
         guard let date = HTTPDate.parse(ifRange) else { return false }
         return date.timeIntervalSince1970 == item.modified.timeIntervalSince1970.rounded(.down)
-    }
-
-    /// A plain HTML index of a collection for browsers.
-    private func folderListing(_ folder: Item?, includeBody: Bool) async throws -> Response {
-        var rows = ""
-        if let provider, let folder {
-            try await provider.refreshIfStale(folder)
-            var after: String?
-            while true {
-                let page = try await provider.children(of: folder, after: after)
-                guard let last = page.last else { break }
-                after = last.name
-                for child in page {
-                    let link = href(itemPath + [child.name], isFolder: child.isFolder)
-                    let name = XMLEscaping.text(child.name + (child.isFolder ? "/" : ""))
-                    let size = child.isFolder ? "" : String(child.size)
-                    rows += "<tr><td><a href=\"\(XMLEscaping.attribute(link))\">\(name)</a></td><td>\(size)</td><td>\(HTTPDate.rfc1123(child.modified))</td></tr>\n"
-                }
-            }
-        } else {
-            for name in visibleDomains {
-                let link = DAVPath(segments: [name]).href(collection: true)
-                rows += "<tr><td><a href=\"\(XMLEscaping.attribute(link))\">\(XMLEscaping.text(name))/</a></td><td></td><td></td></tr>\n"
-            }
-        }
-        let title = XMLEscaping.text(path.href(collection: true).removingPercentEncoding ?? "/")
-        let html = """
-            <!DOCTYPE html>
-            <html><head><meta charset="utf-8"><title>\(title)</title></head>
-            <body><h1>\(title)</h1><table>
-            <tr><th>Name</th><th>Size</th><th>Modified</th></tr>
-            \(rows)</table></body></html>
-
-            """
-        var response = Self.response(.ok, body: html, contentType: "text/html; charset=utf-8")
-        if !includeBody { response.body = .init() }
-        return response
     }
 }

@@ -1,0 +1,33 @@
+import NIOConcurrencyHelpers
+
+/// Where an item's content is, as a user would want to see it (the File
+/// Provider's download state).
+public enum ContentState: String, Sendable {
+    /// In the upstream only: listed with its metadata, fetched on first read.
+    case placeholder
+    /// Being fetched from the upstream right now.
+    case fetching
+    /// Some ranges are local (read with Range), the rest still upstream.
+    case partial
+    /// The current version is in the local cache.
+    case materialized
+    case folder
+}
+
+extension Provider {
+    public func contentState(of item: Item) -> ContentState {
+        if item.isFolder { return .folder }
+        if item.isMaterialized { return .materialized }
+        return fetches.withLockedValue { table in
+            if table.whole[item.id] != nil { return .fetching }
+            if let sparse = table.sparse[item.id], sparse.holds(item), !sparse.present.isEmpty { return .partial }
+            return .placeholder
+        }
+    }
+
+    /// Whether the item is the kept-both copy of a conflicting edit (it
+    /// carries the `g:conflict-of` property naming the file it conflicts with).
+    public static func isConflictCopy(_ properties: [DeadProperty]) -> Bool {
+        properties.contains { $0.namespace == namespace && $0.name == "conflict-of" }
+    }
+}
