@@ -24,19 +24,21 @@ struct DAVResponder: HTTPResponder {
     func respond(to request: Request, context: Context) async throws -> Response {
         let method = request.method.rawValue
         let target = request.head.path ?? "/"
+        let response: Response
         do {
-            let response = try await route(request, context: context)
+            response = try await route(request, context: context)
             context.logger.debug("\(method) \(target) -> \(response.status.code)")
-            return response
         } catch let error as DAVError {
-            return failure(error, method: method, target: target, context: context)
+            response = failure(error, method: method, target: target, context: context)
         } catch let error as ProviderError {
-            return failure(DAVError(error), method: method, target: target, context: context)
+            response = failure(DAVError(error), method: method, target: target, context: context)
         } catch let error as UpstreamError {
-            return failure(DAVError(ProviderError.upstream(error)), method: method, target: target, context: context)
+            response = failure(DAVError(ProviderError.upstream(error)), method: method, target: target, context: context)
         } catch {
-            return failure(DAVError(.internalServerError, "internal error: \(error)"), method: method, target: target, context: context)
+            response = failure(DAVError(.internalServerError, "internal error: \(error)"), method: method, target: target, context: context)
         }
+        ServerMetrics.request(method: method, status: response.status.code)
+        return response
     }
 
     private func failure(_ error: DAVError, method: String, target: String, context: Context) -> Response {
@@ -78,6 +80,9 @@ struct DAVResponder: HTTPResponder {
             user = request.headers[.authorization] == nil ? "" : ((try? await authenticate(request, context: context)) ?? "")
         } else {
             user = try await authenticate(request, context: context)
+        }
+        if parsed.path.segments.first == ServiceExchange.folder {
+            return try await ServiceExchange(request: request, settings: settings, user: user, path: parsed.path).respond()
         }
         var provider: Provider?
         var permission = DomainPermission.readWrite

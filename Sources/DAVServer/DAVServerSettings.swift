@@ -1,3 +1,4 @@
+import Foundation
 import ProviderCore
 
 import Users
@@ -20,6 +21,11 @@ public struct DAVServerSettings: Sendable {
     public var propfindInfinity: Bool
     public var lockTimeoutDefault: Int
     public var lockTimeoutMax: Int
+    /// The metrics in Prometheus' text format, for `/.davgate/metrics`; nil
+    /// when the executable bootstrapped no Prometheus backend.
+    public var metricsText: (@Sendable () -> String)?
+    /// When the server started, for the status page.
+    public var startedAt = Date()
 
     public init(host: String, port: Int, tls: (certificate: String, privateKey: String)?, domains: [String: Provider],
                 permissions: [String: [String: DomainPermission]] = [:], users: UserStore, realm: String = "davgate", allowBasicOverHTTP: Bool = false,

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 import Foundation
 import NIOConcurrencyHelpers
@@ -46,8 +47,16 @@ extension Provider {
             if existing?.isFolder == true { throw ProviderError.wrongKind }
             let basis: UpstreamExpectation = existing?.upstreamVersion.map { .version($0) } ?? .absent
             let entry: UpstreamEntry
+            metrics.uploadsInFlight.increment()
+            uploadsRunning.withLockedValue { $0 += 1 }
+            defer {
+                metrics.uploadsInFlight.decrement()
+                uploadsRunning.withLockedValue { $0 -= 1 }
+            }
             do {
                 entry = try await upstream { try await store.upload(file, to: path, expecting: basis) }
+                metrics.uploads.increment()
+                metrics.uploadedBytes.increment(by: entry.size)
             } catch ProviderError.upstream(.versionMismatch) {
                 if existing != nil, try await upstream({ try await store.stat(path) }) == nil {
                     logger.warning("deleted upstream while edited here; created again", metadata: ["path": "/\(path.joined(separator: "/"))"])
@@ -73,6 +82,9 @@ extension Provider {
     private func keepBoth(_ file: URL, at path: ItemPath, parent: Item) async throws -> WriteOutcome {
         let copyPath = Array(path.dropLast()) + [Self.conflictName(for: path.last!, at: Date())]
         let entry = try await upstream { try await store.upload(file, to: copyPath, expecting: .absent) }
+        metrics.uploads.increment()
+        metrics.uploadedBytes.increment(by: entry.size)
+        metrics.conflicts.increment()
         let copy = try await index.insert(entry, parent: parent.id, domain: domain, cachedVersion: entry.version)
         try cache.install(file, for: copy.id)
         let marker = "<g:conflict-of xmlns:g=\"\(Self.namespace)\">\(Self.escaped(path.last!))</g:conflict-of>"

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -36,6 +37,7 @@ extension Provider {
     public func openContents(of item: Item, at path: ItemPath, range: ClosedRange<Int64>? = nil) throws -> Content {
         guard item.kind == .file else { throw ProviderError.wrongKind }
         if item.isMaterialized, cache.hasFile(for: item.id) {
+            metrics.cacheHits.increment()
             return .file(cache.file(for: item.id))
         }
         let plan = try fetches.withLockedValue { table -> Plan in
@@ -67,11 +69,15 @@ extension Provider {
         // Unstructured: a reader going away must not cancel the others' download.
         switch plan {
         case .follow(let download):
+            // Joining a running fetch or reading fetched ranges: no new traffic.
+            metrics.cacheHits.increment()
             return .download(download)
         case .whole(let download, let sparse):
+            metrics.cacheMisses.increment()
             Task { await fetchWhole(download, adopting: sparse, item: item, path: path) }
             return .download(download)
         case .range(let download, let sparse, let span):
+            metrics.cacheMisses.increment()
             Task { await fetchRange(span, into: sparse, for: download, item: item, path: path) }
             return .download(download)
         }
@@ -93,8 +99,8 @@ extension Provider {
         let temporary = download.temporaryFile
         let started = ContinuousClock.now
         let outcome: Result<Item, any Error>
+        let present = await adopt(sparse, for: item, as: temporary)
         do {
-            let present = await adopt(sparse, for: item, as: temporary)
             let (entry, head): (UpstreamEntry, Item)
             if present.isEmpty {
                 let accepted = NIOLockedValueBox<Item?>(nil)
@@ -122,8 +128,11 @@ extension Provider {
             var fetched = head
             fetched.cachedVersion = entry.version
             logFetch(path, bytes: entry.size, since: started)
+            metrics.fetches.increment()
+            metrics.fetchedBytes.increment(by: entry.size - present.ranges.reduce(0) { $0 + Int64($1.count) })
             outcome = .success(fetched)
         } catch {
+            metrics.fetchFailures.increment()
             cache.discard(temporary)
             await noteIfChanged(error, item: item, path: path)
             logger.warning("fetch failed; the item stays a placeholder", metadata: ["path": "/\(path.joined(separator: "/"))", "error": "\(error)"])
@@ -183,10 +192,13 @@ extension Provider {
                     progressed: { download.reached(span.lowerBound + $0) }))
             }
             sparse.endFetch(fetched: span)
+            metrics.fetches.increment()
+            metrics.fetchedBytes.increment(by: Int64(span.count))
             download.reached(span.upperBound + 1)
             logger.debug("fetched bytes \(span.lowerBound)-\(span.upperBound) of /\(path.joined(separator: "/"))")
             download.finish(.success(item))
         } catch {
+            metrics.fetchFailures.increment()
             sparse.endFetch(fetched: nil)
             await noteIfChanged(error, item: item, path: path)
             logger.warning("range fetch failed", metadata: ["path": "/\(path.joined(separator: "/"))", "range": "\(span)", "error": "\(error)"])

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -18,6 +19,10 @@ public final class Provider: Sendable {
     /// How long a folder listing is trusted before it is refreshed.
     public let listingTTL: TimeInterval
     let logger: Logger
+    let metrics: ProviderMetrics
+    let health = UpstreamHealth()
+    /// Uploads running now, for the status page (the metric has no reader).
+    let uploadsRunning = NIOLockedValueBox(0)
 
     /// When a cached file is compared with the upstream before it is served.
     public let revalidation: Revalidation
@@ -38,6 +43,7 @@ public final class Provider: Sendable {
         self.cache = try ContentCache(folder: cacheFolder)
         self.listingTTL = listingTTL
         self.revalidation = revalidation
+        self.metrics = ProviderMetrics(domain: domain)
         self.logger = logger
     }
 
@@ -90,13 +96,13 @@ public final class Provider: Sendable {
             let before = generation.withLockedValue { $0 }
             let entries: [UpstreamEntry]
             do {
-                entries = try await store.list(path)
-            } catch UpstreamError.notFound where !folder.isRoot {
+                entries = try await upstream { try await store.list(path) }
+            } catch ProviderError.upstream(.notFound) where !folder.isRoot {
                 if before == generation.withLockedValue({ $0 }) {
                     cache.remove(try await index.delete(id: folder.id))
                 }
                 return false
-            } catch let error as UpstreamError {
+            } catch ProviderError.upstream(let error) {
                 // Never listed: there is no last known listing to serve, and
                 // an empty one would answer 404 for what may well be there.
                 guard folder.listedAt != nil else { throw ProviderError.upstream(error) }
@@ -120,11 +126,16 @@ public final class Provider: Sendable {
         }
     }
 
-    /// Calls the store, turning its errors into provider errors.
+    /// Calls the store, turning its errors into provider errors and keeping
+    /// the upstream's health for the status page.
     func upstream<T>(_ body: () async throws -> T) async throws -> T {
         do {
-            return try await body()
+            let result = try await body()
+            health.succeeded()
+            return result
         } catch let error as UpstreamError {
+            health.failed(error)
+            if health.snapshot.failing { metrics.upstreamErrors.increment() }
             throw ProviderError.upstream(error)
         }
     }

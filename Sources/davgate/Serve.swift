@@ -1,8 +1,10 @@
 import ArgumentParser
+import CoreMetrics
 import DAVServer
 import Foundation
 import GatewaySetup
 import Logging
+import Prometheus
 import ProviderCore
 import Upstreams
 import Users
@@ -24,6 +26,9 @@ struct Serve: AsyncParsableCommand {
         limitAllocatorRetention()
         let config = try loadConfig(vaultOptions.config.config)
         let logger = makeLogger(level: config.server.logLevel)
+        // Before any provider or handler makes its counters.
+        let metrics = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
         let server = config.server
         try FileManager.default.createDirectory(at: server.state, withIntermediateDirectories: true)
 
@@ -62,11 +67,12 @@ struct Serve: AsyncParsableCommand {
             guard let users = domain.users else { continue }
             permissions[domain.name] = users.mapValues { $0 == .readOnly ? .readOnly : .readWrite }
         }
-        let settings = DAVServerSettings(
+        var settings = DAVServerSettings(
             host: server.host, port: server.port, tls: tls, domains: providers, permissions: permissions, users: users,
             realm: server.realm, allowBasicOverHTTP: server.allowBasicOverHTTP,
             maxXMLBodyBytes: server.maxXMLBodyBytes, propfindInfinity: server.propfindInfinity,
             lockTimeoutDefault: server.lockTimeoutDefault, lockTimeoutMax: server.lockTimeoutMax)
+        settings.metricsText = { metrics.emitToString() }
         let scheme = server.tls ? "https" : "http"
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
         try await DAVServer(settings: settings, logger: logger).run { port in

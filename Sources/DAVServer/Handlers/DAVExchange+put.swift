@@ -1,3 +1,4 @@
+import CoreMetrics
 import DAVProtocol
 import DAVXML
 import HTTPTypes
@@ -48,6 +49,7 @@ extension DAVExchange {
         }
         let outcome = try await provider.commitWrite(file, at: itemPath)
         logTransfer(context, "PUT", path.href(collection: false), bytes: written, since: started)
+        ServerMetrics.bytesReceived.increment(by: written)
         var fields = HTTPFields()
         if let copy = outcome.conflictCopy {
             // The upstream changed meanwhile: ours was kept beside it. Say

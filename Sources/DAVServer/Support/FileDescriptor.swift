@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Hummingbird
 import NIOCore
@@ -92,6 +93,7 @@ final class FileDescriptor: Sendable {
                         throw ProviderError.local("cached content ended early")
                     }
                     offset += Int64(chunk.readableBytes)
+                    ServerMetrics.bytesSent.increment(by: chunk.readableBytes)
                     try await writer.write(chunk)
                 }
             }

@@ -46,4 +46,19 @@ public struct ContentCache: Sendable {
     public func discard(_ temporaryFile: URL) {
         unlink(temporaryFile.path)
     }
+
+    /// Bytes on disk (allocated blocks, so a sparse file counts what it
+    /// holds) and the count of files, in progress ones included.
+    func usage() -> (bytes: Int64, files: Int) {
+        var bytes: Int64 = 0, files = 0
+        for folder in [folder, temporary] {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
+                var st = stat()
+                guard lstat(folder.appendingPathComponent(name).path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+                bytes += Int64(st.st_blocks) * 512
+                files += 1
+            }
+        }
+        return (bytes, files)
+    }
 }

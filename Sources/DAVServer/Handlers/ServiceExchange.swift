@@ -1,0 +1,67 @@
+import DAVProtocol
+import DAVXML
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ProviderCore
+
+/// davgate's own pages under `/.davgate/` (no domain can be named so: domain
+/// names never start with a dot): `metrics` in Prometheus' text format,
+/// `status` for people and `status.json` for `davgate status` and scripts.
+/// Only for signed-in users; a user sees only the domains they may use.
+struct ServiceExchange {
+    static let folder = ".davgate"
+
+    let request: Request
+    let settings: DAVServerSettings
+    let user: String
+    let path: DAVPath
+
+    func respond() async throws -> Response {
+        guard request.method == .get || request.method == .head else {
+            var error = DAVError(.methodNotAllowed, "\(path.href(collection: false)) only answers GET and HEAD")
+            error.headers[.allow] = "GET, HEAD"
+            throw error
+        }
+        let page = path.segments.dropFirst()
+        var response: Response
+        switch page.count == 1 ? page.first! : "" {
+        case "metrics":
+            guard let metrics = settings.metricsText else {
+                throw DAVError(.notFound, "metrics are not collected by this server")
+            }
+            response = DAVExchange.response(.ok, body: metrics(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+        case "status.json":
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let json = String(decoding: try encoder.encode(try await status()), as: UTF8.self) + "\n"
+            response = DAVExchange.response(.ok, body: json, contentType: "application/json")
+        case "status":
+            response = DAVExchange.response(.ok, body: StatusPage.html(try await status()), contentType: "text/html; charset=utf-8")
+        default:
+            throw DAVError(.notFound, "no page \(path.href(collection: false)); try /.davgate/status, /.davgate/status.json or /.davgate/metrics")
+        }
+        response.headers[.cacheControl] = "no-store"
+        if request.method == .head { response.body = .init() }
+        return response
+    }
+
+    /// The server and the domains this user may see.
+    func status() async throws -> ServerStatus {
+        var domains: [DomainStatus] = []
+        for name in settings.domains.keys.sorted() where settings.permission(of: user, in: name) != nil {
+            domains.append(try await settings.domains[name]!.status())
+        }
+        return ServerStatus(startedAt: settings.startedAt, uptimeSeconds: Int(Date().timeIntervalSince(settings.startedAt)), domains: domains)
+    }
+}
+
+/// What `/.davgate/status.json` answers.
+struct ServerStatus: Codable {
+    var startedAt: Date
+    var uptimeSeconds: Int
+    var domains: [DomainStatus]
+}

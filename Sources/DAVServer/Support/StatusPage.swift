@@ -1,0 +1,55 @@
+import DAVProtocol
+import DAVXML
+import Foundation
+import ProviderCore
+
+/// The status page for people: per domain, the upstream's health, what the
+/// cache holds, uploads running and conflict copies to resolve. Styled like
+/// the browser listing, self-contained.
+enum StatusPage {
+    static func html(_ status: ServerStatus) -> String {
+        var body = ""
+        for domain in status.domains {
+            let health: String
+            if domain.health.failing {
+                health = "<span class=\"state state-conflict\">failing</span> \(XMLEscaping.text(domain.health.lastError ?? ""))"
+                    + (domain.health.lastErrorAt.map { " (since \(BrowserPage.shortDate($0)))" } ?? "")
+            } else if let success = domain.health.lastSuccess {
+                health = "<span class=\"state state-materialized\">ok</span> last answer \(BrowserPage.shortDate(success))"
+            } else {
+                health = "<span class=\"state\">not asked yet</span>"
+            }
+            let conflicts = domain.conflicts.isEmpty ? "none"
+                : "<ul>" + domain.conflicts.map { "<li><a href=\"\(XMLEscaping.attribute(DAVPath(segments: [domain.name] + $0.path.split(separator: "/").map(String.init)).href(collection: false)))\">\(XMLEscaping.text($0.path))</a></li>" }.joined() + "</ul>"
+            body += """
+                <section data-domain="\(XMLEscaping.attribute(domain.name))"><h2><a href="\(XMLEscaping.attribute(DAVPath(segments: [domain.name]).href(collection: true)))">\(XMLEscaping.text(domain.name))</a></h2>
+                <table>
+                <tr><th>Upstream</th><td>\(XMLEscaping.text(domain.upstream))</td></tr>
+                <tr><th>Health</th><td>\(health)</td></tr>
+                <tr><th>Items</th><td>\(domain.items.files) files (\(BrowserPage.humanSize(domain.items.bytesListed))), \(domain.items.folders) folders</td></tr>
+                <tr><th>Cache</th><td data-cache-bytes="\(domain.cache.bytes)">\(BrowserPage.humanSize(domain.cache.bytes)) in \(domain.cache.files) files; \(domain.items.materialized) of \(domain.items.files) files local</td></tr>
+                <tr><th>Uploads</th><td>\(domain.uploads.inFlight) running (a PUT is answered once its upload is done)</td></tr>
+                <tr><th>Conflicts</th><td class="conflicts">\(conflicts)</td></tr>
+                </table></section>
+
+                """
+        }
+        return """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>Status · davgate</title>
+            <style>
+            :root{color-scheme:light dark;--line:#8882;--muted:#777}
+            body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:64rem;margin:2rem auto;padding:0 1rem}
+            h1{font-size:1.25rem}h2{font-size:1.05rem;margin-top:2rem}table{border-collapse:collapse;width:100%}
+            th{text-align:left;color:var(--muted);font-weight:600;width:9rem;vertical-align:top}th,td{padding:.35rem .6rem;border-bottom:1px solid var(--line)}
+            ul{margin:0;padding-left:1.2rem}.state{font-size:.75rem;padding:.1rem .5rem;border-radius:1rem;background:#8882}
+            .state-materialized{background:#16a34a22}.state-conflict{background:#dc262633}footer{color:var(--muted);font-size:.85rem;margin-top:2rem}
+            </style></head>
+            <body><h1><a href="/">davgate</a> status</h1>
+            \(body)<footer>up since \(BrowserPage.shortDate(status.startedAt)) · <a href="/.davgate/status.json">JSON</a> · <a href="/.davgate/metrics">metrics</a></footer>
+            </body></html>
+
+            """
+    }
+}

@@ -1,0 +1,44 @@
+import NIOConcurrencyHelpers
+import Foundation
+
+/// A domain's state as `davgate status` and the status page show it.
+public struct DomainStatus: Sendable, Codable, Equatable {
+    public struct Cache: Sendable, Codable, Equatable {
+        /// Bytes of content files in the cache folder (with fetches and
+        /// writes in progress).
+        public var bytes: Int64
+        public var files: Int
+    }
+    public struct Uploads: Sendable, Codable, Equatable {
+        /// Uploads running now. Writes are uploaded before the PUT is
+        /// answered, so nothing waits in a queue.
+        public var inFlight: Int
+    }
+    public struct Conflict: Sendable, Codable, Equatable {
+        /// The kept-both copy holding our edit.
+        public var path: String
+    }
+
+    public var name: String
+    public var upstream: String
+    public var health: UpstreamHealth.Snapshot
+    public var items: MetadataIndex.ItemCounts
+    public var cache: Cache
+    public var uploads: Uploads
+    public var conflicts: [Conflict]
+}
+
+extension Provider {
+    public func status() async throws -> DomainStatus {
+        let counts = try await index.counts(domain: domain)
+        var conflicts: [DomainStatus.Conflict] = []
+        for id in try await index.items(withProperty: Self.namespace, "conflict-of", domain: domain) {
+            conflicts.append(.init(path: "/" + (try await index.path(of: id)).joined(separator: "/")))
+        }
+        let cache = self.cache
+        let cacheUse = try await blocking { cache.usage() }
+        return DomainStatus(name: domain, upstream: store.displayName, health: health.snapshot, items: counts,
+                            cache: .init(bytes: cacheUse.bytes, files: cacheUse.files),
+                            uploads: .init(inFlight: uploadsRunning.withLockedValue { $0 }), conflicts: conflicts)
+    }
+}

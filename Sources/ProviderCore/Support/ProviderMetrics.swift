@@ -1,0 +1,30 @@
+import CoreMetrics
+
+/// A domain's counters, through swift-metrics: the library only counts, and
+/// the executable picks the backend (Prometheus, for `/.davgate/metrics`).
+struct ProviderMetrics: Sendable {
+    let cacheHits: Counter
+    let cacheMisses: Counter
+    let fetches: Counter
+    let fetchedBytes: Counter
+    let fetchFailures: Counter
+    let uploads: Counter
+    let uploadedBytes: Counter
+    let uploadsInFlight: Meter
+    let conflicts: Counter
+    let upstreamErrors: Counter
+
+    init(domain: String) {
+        let labels = [("domain", domain)]
+        cacheHits = Counter(label: "davgate_cache_hits_total", dimensions: labels)
+        cacheMisses = Counter(label: "davgate_cache_misses_total", dimensions: labels)
+        fetches = Counter(label: "davgate_fetches_total", dimensions: labels)
+        fetchedBytes = Counter(label: "davgate_fetched_bytes_total", dimensions: labels)
+        fetchFailures = Counter(label: "davgate_fetch_failures_total", dimensions: labels)
+        uploads = Counter(label: "davgate_uploads_total", dimensions: labels)
+        uploadedBytes = Counter(label: "davgate_uploaded_bytes_total", dimensions: labels)
+        uploadsInFlight = Meter(label: "davgate_uploads_in_flight", dimensions: labels)
+        conflicts = Counter(label: "davgate_conflicts_total", dimensions: labels)
+        upstreamErrors = Counter(label: "davgate_upstream_errors_total", dimensions: labels)
+    }
+}

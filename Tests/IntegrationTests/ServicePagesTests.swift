@@ -1,0 +1,78 @@
+import DavgateTestSupport
+import Foundation
+import Testing
+
+/// `/.davgate/metrics`, `/.davgate/status` and `/.davgate/status.json`:
+/// what an operator and `davgate status` read.
+@Suite("service pages: metrics and status")
+struct ServicePagesTests {
+    /// The value of one series in Prometheus' text format.
+    static func value(_ metrics: String, _ series: String) -> Double? {
+        metrics.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last!) }
+    }
+
+    @Test("metrics: requests by method and status, bytes in and out, cache hits and misses, fetches, uploads")
+    func metrics() async throws {
+        try await withGateway(extraDomain: "listing_ttl = 600") { server, client in
+            try Data(count: 10_000).write(to: server.upstream.appendingPathComponent("cloud.bin"))
+            #expect(try await client.send("GET", "/.davgate/metrics", auth: false).status == 401, "signed-in users only")
+            #expect(try await client.send("PUT", "/files/a.txt", body: "twelve bytes").status == 201)
+            #expect(try await client.send("GET", "/files/cloud.bin").body.count == 10_000)
+            #expect(try await client.send("GET", "/files/cloud.bin").body.count == 10_000)
+            #expect(try await client.send("GET", "/files/missing.txt").status == 404)
+
+            let reply = try await client.send("GET", "/.davgate/metrics")
+            #expect(reply.status == 200)
+            #expect(reply.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+            let text = reply.text
+            #expect(Self.value(text, "davgate_requests_total{method=\"PUT\",status=\"201\"}") == 1, "\(text)")
+            #expect(Self.value(text, "davgate_requests_total{method=\"GET\",status=\"200\"}") == 2)
+            #expect(Self.value(text, "davgate_requests_total{method=\"GET\",status=\"404\"}") == 1)
+            #expect(Self.value(text, "davgate_requests_total{method=\"GET\",status=\"401\"}") == 1)
+            #expect(Self.value(text, "davgate_bytes_received_total") == 12)
+            #expect(Self.value(text, "davgate_bytes_sent_total") == 20_000)
+            #expect(Self.value(text, "davgate_cache_misses_total{domain=\"files\"}") == 1, "the first read fetched")
+            #expect(Self.value(text, "davgate_cache_hits_total{domain=\"files\"}") == 1, "the second read came from the cache")
+            #expect(Self.value(text, "davgate_fetches_total{domain=\"files\"}") == 1)
+            #expect(Self.value(text, "davgate_fetched_bytes_total{domain=\"files\"}") == 10_000)
+            #expect(Self.value(text, "davgate_uploads_total{domain=\"files\"}") == 1)
+            #expect(Self.value(text, "davgate_uploaded_bytes_total{domain=\"files\"}") == 12)
+            #expect(Self.value(text, "davgate_uploads_in_flight{domain=\"files\"}") == 0)
+            #expect(try await client.send("POST", "/.davgate/metrics").status == 405)
+            #expect(try await client.send("GET", "/.davgate/nothing").status == 404)
+        }
+    }
+
+    @Test("status.json: per domain the upstream's health, item counts, cache use, uploads and conflict copies")
+    func statusJSON() async throws {
+        try await withGateway(extraDomain: "listing_ttl = 600") { server, client in
+            #expect(try await client.send("PUT", "/files/report.txt", body: "ours v1").status == 201)
+            try "theirs".write(to: server.upstream.appendingPathComponent("report.txt"), atomically: true, encoding: .utf8)
+            #expect(try await client.send("PUT", "/files/report.txt", body: "ours v2").header("X-Davgate-Conflict") != nil)
+
+            let reply = try await client.send("GET", "/.davgate/status.json")
+            #expect(reply.status == 200)
+            #expect(reply.header("Content-Type") == "application/json")
+            let json = try #require(try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])
+            let domains = try #require(json["domains"] as? [[String: Any]])
+            let files = try #require(domains.first { $0["name"] as? String == "files" })
+            let health = try #require(files["health"] as? [String: Any])
+            #expect(health["failing"] as? Bool == false)
+            #expect(health["last_success"] is String)
+            let items = try #require(files["items"] as? [String: Any])
+            #expect(items["files"] as? Int == 2)
+            #expect((items["materialized"] as? Int ?? 0) >= 1, "at least our conflict copy is local")
+            let cache = try #require(files["cache"] as? [String: Any])
+            #expect((cache["bytes"] as? Int ?? 0) > 0)
+            let conflicts = try #require(files["conflicts"] as? [[String: Any]])
+            #expect(conflicts.count == 1)
+            #expect((conflicts.first?["path"] as? String)?.hasPrefix("/report (conflicted copy ") == true, "\(conflicts)")
+            #expect((json["uptime_seconds"] as? Int ?? -1) >= 0)
+
+            let page = try await client.send("GET", "/.davgate/status")
+            #expect(page.header("Content-Type") == "text/html; charset=utf-8")
+            #expect(page.text.contains("data-domain=\"files\""))
+            #expect(page.text.contains("report (conflicted copy "))
+        }
+    }
+}
