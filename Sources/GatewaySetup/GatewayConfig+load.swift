@@ -188,7 +188,7 @@ private struct ConfigReader {
     }
 
     private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
-        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "credentials", "access_group", "upstream_ca", "users"])
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "credentials", "access_group", "upstream_ca", "users"])
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
             throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
@@ -205,6 +205,7 @@ private struct ConfigReader {
             }
             revalidate = value
         }
+        let folderETags = try table.bool("folder_etags") ?? false
         var credentials: VaultReference?
         if let entry = try table.table("credentials") {
             let inner = SettingsTable(entry, name: "[[domain]] credentials", file: file)
@@ -236,7 +237,7 @@ private struct ConfigReader {
             }
             users = result
         }
-        return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, credentials: credentials,
+        return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, folderETags: folderETags, credentials: credentials,
                               accessGroup: group, upstreamCA: upstreamCA, users: users)
     }
 

@@ -85,6 +85,11 @@ public struct DomainSettings: Sendable {
     /// file is compared with the upstream before every read, or trusted
     /// until its folder's listing is refreshed.
     public var revalidate: Revalidation
+    /// `folder_etags = true`: the upstream's folder ETags change whenever
+    /// anything below them changes (Nextcloud, ownCloud), so a refresh asks
+    /// for the folder's ETag first and reads the listing only when it moved.
+    /// Off by default: Apache's folder ETags miss edits of existing files.
+    public var folderETags: Bool
     /// `credentials = { service = "...", account = "..." }`: the vault entry
     /// holding the upstream's password; nil for an upstream without auth.
     public var credentials: VaultReference?
@@ -98,12 +103,13 @@ public struct DomainSettings: Sendable {
     public var users: [String: DomainAccess]?
 
     public init(name: String, upstream: UpstreamLocation, listingTTL: Double, revalidate: Revalidation = .listing,
-                credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
+                folderETags: Bool = false, credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
                 users: [String: DomainAccess]? = nil) {
         self.name = name
         self.upstream = upstream
         self.listingTTL = listingTTL
         self.revalidate = revalidate
+        self.folderETags = folderETags
         self.credentials = credentials
         self.accessGroup = accessGroup ?? name
         self.upstreamCA = upstreamCA

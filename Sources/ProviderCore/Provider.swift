@@ -26,6 +26,10 @@ public final class Provider: Sendable {
 
     /// When a cached file is compared with the upstream before it is served.
     public let revalidation: Revalidation
+    /// Whether an upstream folder's version changes whenever anything in it
+    /// changes (Nextcloud and ownCloud folder ETags), so an unchanged version
+    /// proves an unchanged listing.
+    public let trustFolderVersions: Bool
     /// Downloads in flight and sparse files, by item id: one download per
     /// item however many readers.
     let fetches = NIOLockedValueBox(Fetches())
@@ -36,13 +40,14 @@ public final class Provider: Sendable {
     let generation = NIOLockedValueBox<UInt64>(0)
 
     public init(domain: String, store: any UpstreamStore, index: MetadataIndex, cacheFolder: URL, listingTTL: TimeInterval,
-                revalidation: Revalidation = .listing, logger: Logger) throws {
+                revalidation: Revalidation = .listing, trustFolderVersions: Bool = false, logger: Logger) throws {
         self.domain = domain
         self.store = store
         self.index = index
         self.cache = try ContentCache(folder: cacheFolder)
         self.listingTTL = listingTTL
         self.revalidation = revalidation
+        self.trustFolderVersions = trustFolderVersions
         self.metrics = ProviderMetrics(domain: domain)
         self.logger = logger
     }
@@ -94,9 +99,13 @@ public final class Provider: Sendable {
         return try await listings.run(folder.id) { [self] in
             let path = try await index.path(of: folder.id)
             let before = generation.withLockedValue { $0 }
-            let entries: [UpstreamEntry]
+            let listing: FolderListing
             do {
-                entries = try await upstream { try await store.list(path) }
+                if try await unchangedSinceListed(folder, at: path) {
+                    try await index.markListed(id: folder.id)
+                    return true
+                }
+                listing = try await upstream { try await store.listing(path) }
             } catch ProviderError.upstream(.notFound) where !folder.isRoot {
                 if before == generation.withLockedValue({ $0 }) {
                     cache.remove(try await index.delete(id: folder.id))
@@ -110,10 +119,18 @@ public final class Provider: Sendable {
                 return true
             }
             guard before == generation.withLockedValue({ $0 }) else { return true }
-            let stale = try await index.applyListing(folder: folder.id, domain: domain, entries: entries)
+            let stale = try await index.applyListing(folder: folder.id, domain: domain, entries: listing.entries,
+                                                     version: trustFolderVersions ? listing.version : nil)
             cache.remove(stale)
             return true
         }
+    }
+
+    /// With trusted folder versions: whether the folder's version upstream is
+    /// the one its listing was read at (one cheap stat instead of a listing).
+    private func unchangedSinceListed(_ folder: Item, at path: ItemPath) async throws -> Bool {
+        guard trustFolderVersions, let known = try await index.listedVersion(of: folder.id) else { return false }
+        return try await upstream { try await store.stat(path) }?.version == known
     }
 
     /// Runs a namespace change: one at a time per domain, and marked so that

@@ -84,6 +84,10 @@ public struct WebDAVStore: UpstreamStore, CustomStringConvertible, CustomDebugSt
     }
 
     public func list(_ folder: ItemPath) async throws -> [UpstreamEntry] {
+        try await listing(folder).entries
+    }
+
+    public func listing(_ folder: ItemPath) async throws -> FolderListing {
         let target = DAVPath(segments: basePath + folder)
         let found: [PropfindAnswer]
         do {
@@ -98,11 +102,13 @@ public struct WebDAVStore: UpstreamStore, CustomStringConvertible, CustomDebugSt
         }
         var entries: [UpstreamEntry] = []
         var sawSelf = false
+        var version: String?
         for response in found {
             guard let path = response.path else { continue }
             if path == target {
                 sawSelf = true
                 if !response.isFolder { throw UpstreamError.conflict }
+                version = response.etag
                 continue
             }
             // Only direct members; a server answering deeper is ignored.
@@ -113,7 +119,7 @@ public struct WebDAVStore: UpstreamStore, CustomStringConvertible, CustomDebugSt
             // The only answer is a file under another spelling of its href.
             throw UpstreamError.conflict
         }
-        return entries
+        return FolderListing(entries: entries, version: version)
     }
 
     public func stat(_ path: ItemPath) async throws -> UpstreamEntry? {

@@ -59,7 +59,8 @@ struct Serve: AsyncParsableCommand {
             providers[domain.name] = try Provider(
                 domain: domain.name, store: store, index: index,
                 cacheFolder: server.state.appendingPathComponent("cache").appendingPathComponent(domain.name),
-                listingTTL: domain.listingTTL, revalidation: domain.revalidate, logger: logger)
+                listingTTL: domain.listingTTL, revalidation: domain.revalidate,
+                trustFolderVersions: domain.folderETags, logger: logger)
         }
 
         var permissions: [String: [String: DomainPermission]] = [:]

@@ -202,4 +202,25 @@ struct LazyFetchTests {
             #expect(try await g.client.send("GET", "/lazy/there.txt").text == "there")
         }
     }
+
+    @Test("folder_etags = true: a stale listing costs one PROPFIND Depth 0, and is read again only when the folder's ETag moved")
+    func folderETags() async throws {
+        try await withApacheGateway(extraDomain: "listing_ttl = 1\nfolder_etags = true") { g in
+            try g.writeUpstream("docs/a.txt", Data("a".utf8))
+            #expect(try await g.client.send("PROPFIND", "/lazy/docs/", headers: [("Depth", "1")]).text.contains("/lazy/docs/a.txt"))
+            try await Task.sleep(for: .milliseconds(1200))
+            let unchanged = g.apache.accessLines.count
+            #expect(try await g.client.send("PROPFIND", "/lazy/docs/", headers: [("Depth", "1")]).text.contains("/lazy/docs/a.txt"))
+            let cheap = g.upstreamRequests(since: unchanged).filter { $0.contains("/dav/docs") }
+            #expect(cheap.count == 1 && cheap.first?.hasPrefix("PROPFIND /dav/docs 207 depth=0") == true, "one stat, no listing: \(cheap)")
+
+            // A new member moves the folder's ETag: the listing is read again.
+            try g.writeUpstream("docs/b.txt", Data("b".utf8))
+            try await Task.sleep(for: .milliseconds(1200))
+            let changed = g.apache.accessLines.count
+            #expect(try await g.client.send("PROPFIND", "/lazy/docs/", headers: [("Depth", "1")]).text.contains("/lazy/docs/b.txt"))
+            let relisted = g.upstreamRequests(since: changed).filter { $0.contains("/dav/docs") }
+            #expect(relisted.contains { $0.hasPrefix("PROPFIND /dav/docs/ 207 depth=1") }, "\(relisted)")
+        }
+    }
 }

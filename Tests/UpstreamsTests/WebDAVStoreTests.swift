@@ -33,8 +33,11 @@ struct WebDAVStoreTests {
         let after = Array(server.accessLines.dropFirst(before))
         #expect(listing.count == 50)
         #expect(Set(listing.map(\.name)) == Set((0..<50).map { "file \($0).txt" }))
-        #expect(after.count == 1, "one request for the whole folder: \(after)")
-        #expect(after.first?.hasPrefix("PROPFIND /dav/many/ 207 depth=1") == true, "\(after)")
+        // Apache logs a request after answering it: the last upload's own
+        // lines may land after `before` was taken, so count by kind.
+        let listings = after.filter { !$0.contains("depth=0") && !$0.hasPrefix("PUT ") }
+        #expect(listings.count == 1, "one request for the whole folder: \(after)")
+        #expect(listings.first?.hasPrefix("PROPFIND /dav/many/ 207 depth=1") == true, "\(after)")
         #expect(!server.accessLines.contains { $0.hasPrefix("GET") })
         // mod_dumpio wrote the request bodies into the error log.
         let bodies = try String(contentsOf: server.errorLog, encoding: .utf8)

@@ -158,11 +158,18 @@ extension MetadataIndex {
         }
     }
 
+    /// The upstream folder's version when its listing was last applied.
+    public func listedVersion(of id: Int64) async throws -> String? {
+        try await pool.read { db in
+            try String.fetchOne(try db.cachedStatement(sql: "SELECT listed_version FROM item WHERE id = ?"), arguments: [id])
+        }
+    }
+
     /// Applies the diff between the index and a fresh upstream listing in one
     /// transaction: new names become placeholders, changed versions drop the
     /// cached content and bump the ETag, vanished names go. Returns the ids
     /// whose cached content is now stale or gone (for the cache to delete).
-    public func applyListing(folder: Int64, domain: String, entries: [UpstreamEntry]) async throws -> [Int64] {
+    public func applyListing(folder: Int64, domain: String, entries: [UpstreamEntry], version: String? = nil) async throws -> [Int64] {
         try await pool.write { db in
             var existing: [String: Item] = [:]
             for row in try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ?"), arguments: [folder]) {
@@ -193,7 +200,7 @@ extension MetadataIndex {
             for item in existing.values {
                 stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
             }
-            try db.execute(sql: "UPDATE item SET listed_at = ? WHERE id = ?", arguments: [Date().timeIntervalSince1970, folder])
+            try db.execute(sql: "UPDATE item SET listed_at = ?, listed_version = ? WHERE id = ?", arguments: [Date().timeIntervalSince1970, version, folder])
             return stale
         }
     }

@@ -79,6 +79,11 @@ public final class MetadataIndex: Sendable {
             // section 7.3: until the first PUT that resource counts as new.
             try db.execute(sql: "ALTER TABLE lock ADD COLUMN created_item INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v3: folder versions") { db in
+            // The upstream folder's version when its listing was last read:
+            // unchanged, the listing need not be read again.
+            try db.execute(sql: "ALTER TABLE item ADD COLUMN listed_version TEXT")
+        }
         return migrator
     }
 }

@@ -72,6 +72,9 @@ public protocol UpstreamStore: Sendable {
     var displayName: String { get }
     /// The entries of a folder; `.notFound` if it is gone, `.conflict` if a file.
     func list(_ folder: ItemPath) async throws -> [UpstreamEntry]
+    /// The entries with the folder's own version as the same answer gave it
+    /// (a WebDAV collection's ETag), nil when the store has none.
+    func listing(_ folder: ItemPath) async throws -> FolderListing
     func stat(_ path: ItemPath) async throws -> UpstreamEntry?
     /// Fetches content into `destination`. Without a range: the whole file
     /// into a new `destination` (which must not exist). With a range: only
@@ -94,6 +97,16 @@ public protocol UpstreamStore: Sendable {
     /// Copies a file, or a folder with (`recursive`) or without its members.
     func copy(_ source: ItemPath, to destination: ItemPath, recursive: Bool) async throws -> UpstreamEntry
     func quota() async throws -> UpstreamQuota?
+}
+
+/// A folder's entries and its own version at the time of the listing.
+public struct FolderListing: Sendable, Equatable {
+    public var entries: [UpstreamEntry]
+    public var version: String?
+    public init(entries: [UpstreamEntry], version: String?) {
+        self.entries = entries
+        self.version = version
+    }
 }
 
 /// What a conditional upload expects to find upstream.
@@ -123,6 +136,11 @@ public struct FetchObserver: Sendable {
 }
 
 extension UpstreamStore {
+    /// Stores without folder versions list without one.
+    public func listing(_ folder: ItemPath) async throws -> FolderListing {
+        FolderListing(entries: try await list(folder), version: nil)
+    }
+
     /// The whole content into a new file, without progress reports.
     public func fetch(_ path: ItemPath, into destination: URL) async throws -> UpstreamEntry {
         try await fetch(path, range: nil, into: destination, observer: FetchObserver())
