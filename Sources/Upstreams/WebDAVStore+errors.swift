@@ -13,11 +13,13 @@ extension WebDAVStore {
     /// An upstream HTTP status in `UpstreamError` terms (RFC 9110 section 15,
     /// RFC 4918 section 11), which the server maps on to its own client:
     /// refused credentials become 502 naming the vault entry, 507 stays 507.
-    static func error(status: Int, operation: Operation) -> UpstreamError {
+    /// `credentials` names where the password came from, for the message.
+    static func error(status: Int, operation: Operation, credentials: String? = nil) -> UpstreamError {
         let reason = "HTTP \(status) \(StatusLine.reason(status))"
         switch status {
         case 401, 403:
-            return .forbidden("\(reason) from the upstream: check the vault entry for this domain")
+            let check = credentials.map { "check \($0)" } ?? "the domain has no credentials; add a vault entry and name it in the domain's credentials"
+            return .forbidden("\(reason) from the upstream: \(check)")
         case 404, 410:
             return .notFound
         case 405 where operation == .makeFolder:

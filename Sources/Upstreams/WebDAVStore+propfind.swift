@@ -143,7 +143,7 @@ extension WebDAVStore {
             if (200..<300).contains(status) {
                 throw UpstreamError.io("PROPFIND answered HTTP \(status) instead of 207 Multi-Status")
             }
-            throw Self.error(status: status, operation: .read)
+            throw Self.error(status: status, operation: .read, credentials: credentialsSource)
         }
         var parser = XMLPushParser(limits: PropfindAnswer.limits)
         do {

@@ -63,7 +63,7 @@ extension WebDAVStore {
         if status == 207 {
             // Multi-status on DELETE, COPY or MOVE lists only the failures (RFC 4918 section 9.6.1).
             let failed = await Self.multistatusFailure(response.body)
-            throw failed.map { Self.error(status: $0, operation: operation) }
+            throw failed.map { Self.error(status: $0, operation: operation, credentials: credentialsSource) }
                 ?? UpstreamError.io("\(request.method.rawValue) answered 207 Multi-Status")
         }
         await Self.discard(response.body)
@@ -72,7 +72,7 @@ extension WebDAVStore {
                 let location = response.headers.first(name: "Location") ?? "elsewhere"
                 throw UpstreamError.io("HTTP \(status): the upstream redirects to \(location); configure that URL")
             }
-            throw Self.error(status: status, operation: operation)
+            throw Self.error(status: status, operation: operation, credentials: credentialsSource)
         }
         return (status, response.headers)
     }

@@ -37,7 +37,7 @@ extension WebDAVStore {
             throw UpstreamError.io("file ended before the requested range")
         default:
             await Self.discard(response.body)
-            throw Self.error(status: status, operation: .read)
+            throw Self.error(status: status, operation: .read, credentials: credentialsSource)
         }
         let entry: UpstreamEntry
         do {

@@ -38,6 +38,8 @@ public struct WebDAVStore: UpstreamStore, CustomStringConvertible, CustomDebugSt
     /// The decoded segments of the base collection's path.
     let basePath: [String]
     let authorization: Authorization?
+    /// Where the credentials came from, for the message of a refusal.
+    let credentialsSource: String?
     /// Set on every request when an extra trust root is configured, so that a
     /// shared client (whose own TLS configuration we cannot change) trusts it too.
     let tlsConfiguration: TLSConfiguration?
@@ -57,7 +59,9 @@ public struct WebDAVStore: UpstreamStore, CustomStringConvertible, CustomDebugSt
     ///   - timeouts: connect timeout, and the longest wait for the next bytes of
     ///     an answer (idle read), for the store's own client.
     /// - Throws: ``WebDAVStoreConfigurationError`` for an unusable URL or trust root.
-    public init(baseURL: URL, credentials: (user: String, password: String)?, extraTrustRoot: URL?,
+    /// `credentialsSource` says where the credentials came from (a vault
+    /// entry), so a refusal can tell the operator what to check.
+    public init(baseURL: URL, credentials: (user: String, password: String)?, credentialsSource: String? = nil, extraTrustRoot: URL?,
                 httpClient: HTTPClient? = nil,
                 timeouts: (connect: Duration, read: Duration) = (.seconds(10), .seconds(60))) throws {
         let parts = try Self.parse(baseURL)
@@ -65,6 +69,7 @@ public struct WebDAVStore: UpstreamStore, CustomStringConvertible, CustomDebugSt
         self.origin = parts.origin
         self.basePath = parts.path
         self.authorization = credentials.map { Authorization(user: $0.user, password: $0.password) }
+        self.credentialsSource = credentialsSource
         self.timeouts = timeouts
         let tls = try extraTrustRoot.map(Self.tlsConfiguration(trusting:))
         self.tlsConfiguration = tls

@@ -92,6 +92,7 @@ private func makeStore(for domain: DomainSettings, vault: Vault?, config: Gatewa
         return DirectoryStore(root: root)
     case .webdav(let url):
         var credentials: (user: String, password: String)?
+        var source: String?
         if let reference = domain.credentials {
             guard let entry = vault?.entry(service: reference.service, account: reference.account, group: domain.accessGroup),
                   let password = entry.secret.stringValue else {
@@ -102,8 +103,9 @@ private func makeStore(for domain: DomainSettings, vault: Vault?, config: Gatewa
                     """)
             }
             credentials = (reference.account, password)
+            source = "the vault entry service \"\(reference.service)\" account \"\(reference.account)\" (davgate vault set \(reference.service) \(reference.account) --group \(domain.accessGroup))"
         }
-        return try WebDAVStore(baseURL: url, credentials: credentials, extraTrustRoot: domain.upstreamCA)
+        return try WebDAVStore(baseURL: url, credentials: credentials, credentialsSource: source, extraTrustRoot: domain.upstreamCA)
     }
 }
 

@@ -223,4 +223,15 @@ struct LazyFetchTests {
             #expect(relisted.contains { $0.hasPrefix("PROPFIND /dav/docs/ 207 depth=1") }, "\(relisted)")
         }
     }
+
+    @Test("the upstream refuses davgate's credentials: 502 naming the vault entry to fix, and the password in no answer or log")
+    func refusedCredentials() async throws {
+        try await withApacheGateway(password: "not the password") { g in
+            let reply = try await g.client.send("GET", "/lazy/anything.txt")
+            #expect(reply.status == 502)
+            #expect(reply.text.contains("401"), "\(reply.text)")
+            #expect(reply.text.contains("service &quot;apache&quot; account &quot;\(ApacheServer.user)&quot;") || reply.text.contains("service \"apache\" account \"\(ApacheServer.user)\""), "\(reply.text)")
+            #expect(!reply.text.contains("not the password") && !g.gateway.stderr.contains("not the password"))
+        }
+    }
 }

@@ -269,7 +269,10 @@ struct WebDAVStoreTests {
 
     @Test("statuses map to precise errors")
     func statusMapping() {
-        #expect(WebDAVStore.error(status: 401, operation: .read) == .forbidden("HTTP 401 Unauthorized from the upstream: check the vault entry for this domain"))
+        #expect(WebDAVStore.error(status: 401, operation: .read, credentials: "the vault entry X")
+                == .forbidden("HTTP 401 Unauthorized from the upstream: check the vault entry X"))
+        #expect(WebDAVStore.error(status: 403, operation: .read)
+                == .forbidden("HTTP 403 Forbidden from the upstream: the domain has no credentials; add a vault entry and name it in the domain's credentials"))
         #expect(WebDAVStore.error(status: 404, operation: .delete) == .notFound)
         #expect(WebDAVStore.error(status: 405, operation: .makeFolder) == .exists)
         #expect(WebDAVStore.error(status: 409, operation: .makeFolder) == .notFound)

@@ -72,13 +72,15 @@ struct ApacheGateway {
 
 /// Starts Apache, a vault holding its password and davgate with the `lazy`
 /// domain in front of it; runs `body`; always cleans up.
-func withApacheGateway(rateLimitKiB: Int? = nil, extraDomain: String = "", _ body: (ApacheGateway) async throws -> Void) async throws {
+/// `password` replaces Apache's real one in the vault (a wrong one, to test refusals).
+func withApacheGateway(rateLimitKiB: Int? = nil, extraDomain: String = "", password: String = ApacheServer.password,
+                       _ body: (ApacheGateway) async throws -> Void) async throws {
     let apache = try await ApacheServer(rateLimitKiB: rateLimitKiB)
     defer { apache.cleanUp() }
     let (vault, key) = try makeVault()
     defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
     let stored = try runDavgate(["vault", "set", "apache", ApacheServer.user, "--group", "lazy", "--vault", vault.path, "--key-file", key.path],
-                                stdin: ApacheServer.password + "\n")
+                                stdin: password + "\n")
     try #require(stored.status == 0, "\(stored.output)")
     let gateway = try await DavgateProcess(
         extraServer: "vault = \"\(vault.path)\"",
