@@ -149,4 +149,5 @@ struct DAVResponder: HTTPResponder {
 enum DAVNamespace {
     static let davgate = Provider.namespace
     static let apache = "http://apache.org/dav/props/"
+    static let ownCloud = "http://owncloud.org/ns"
 }

@@ -35,7 +35,18 @@ extension Provider {
     /// name and ours is stored beside it as `NAME (conflicted copy DATE).EXT`
     /// (the File Provider's conflict handling). When it was deleted upstream
     /// meanwhile, ours is created again.
-    public func commitWrite(_ file: URL, at path: ItemPath) async throws -> WriteOutcome {
+    ///
+    /// `checksum` (`SHA1:<hex>` of the file, computed while it was written)
+    /// is recorded for the new content version.
+    public func commitWrite(_ file: URL, at path: ItemPath, checksum: String? = nil) async throws -> WriteOutcome {
+        var outcome = try await uploadAndRecord(file, at: path)
+        if let checksum {
+            outcome.item = try await index.setChecksum(checksum, of: outcome.item)
+        }
+        return outcome
+    }
+
+    private func uploadAndRecord(_ file: URL, at path: ItemPath) async throws -> WriteOutcome {
         guard let name = path.last else { throw ProviderError.wrongKind }
         return try await mutate {
             defer { cache.discard(file) }

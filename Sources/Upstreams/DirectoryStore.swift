@@ -286,6 +286,9 @@ extension DirectoryStore {
             if !ok { unlink(destination) }
         }
         try pump(input, output, nil)
+        // A copy keeps the modification time, as the hard link it stands in for does.
+        var times = [st.st_atim, st.st_mtim]
+        futimens(output, &times)
         guard fsync(output) == 0 else { throw error(errno) }
         ok = true
     }

@@ -103,6 +103,9 @@ extension WebDAVStore {
 
         var request = try self.request("PUT", path)
         request.headers.add(name: "Content-Type", value: "application/octet-stream")
+        // The file's own mtime, for upstreams that keep it (ownCloud,
+        // Nextcloud, davgate); others ignore the header and use their clock.
+        request.headers.add(name: "X-OC-Mtime", value: String(Int64(st.st_mtim.tv_sec)))
         switch expecting {
         case .any:
             break

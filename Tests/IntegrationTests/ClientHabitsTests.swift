@@ -833,3 +833,40 @@ func isRFC1123(_ s: String) -> Bool {
 func isISO8601(_ s: String) -> Bool {
     s.range(of: #"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$"#, options: .regularExpression) != nil
 }
+
+extension ClientHabitsTests {
+    @Test("ownCloud extensions: X-OC-Mtime kept and acknowledged, oc:checksums SHA1 when named, a body not matching OC-Checksum refused")
+    func ownCloudExtensions() async throws {
+        try await withGateway { server, client in
+            // Listed with the first request: a file davgate never saw whole.
+            try "from elsewhere".write(to: server.upstream.appendingPathComponent("placeholder.txt"), atomically: true, encoding: .utf8)
+            let body = "checked content\n"
+            let put = try await client.send("PUT", "/files/oc.txt", headers: [("X-OC-Mtime", "1700000000")], body: body)
+            #expect(put.status == 201)
+            #expect(put.header("X-OC-MTime") == "accepted")
+            let mtime = try FileManager.default.attributesOfItem(atPath: server.upstream.appendingPathComponent("oc.txt").path)[.modificationDate] as? Date
+            #expect(mtime == Date(timeIntervalSince1970: 1_700_000_000))
+            let named = "<d:propfind xmlns:d=\"DAV:\" xmlns:oc=\"http://owncloud.org/ns\"><d:prop><d:getlastmodified/><oc:checksums/></d:prop></d:propfind>"
+            let props = try await client.send("PROPFIND", "/files/oc.txt", headers: [("Depth", "0")], body: named)
+            #expect(props.text.contains("Tue, 14 Nov 2023 22:13:20 GMT"), "\(props.text)")
+            let checksum = try #require(props.text.range(of: "SHA1:[0-9a-f]{40}", options: .regularExpression).map { String(props.text[$0]) })
+            #expect(!props.text.contains("HTTP/1.1 404"), "\(props.text)")
+            let allprop = try await client.send("PROPFIND", "/files/oc.txt", headers: [("Depth", "0")])
+            #expect(!allprop.text.contains("checksums"), "only when named")
+
+            // The same bytes announced with their SHA-1: accepted, and it is the one reported.
+            let announced = try await client.send("PUT", "/files/oc.txt", headers: [("OC-Checksum", checksum)], body: body)
+            #expect(announced.status == 204)
+            #expect(put.header("X-OC-MTime") != nil && announced.header("X-OC-MTime") == nil, "acknowledged only when asked")
+            // Other bytes under that checksum: refused, nothing changes.
+            let wrong = try await client.send("PUT", "/files/oc.txt", headers: [("OC-Checksum", checksum)], body: "tampered\n")
+            #expect(wrong.status == 400, "\(wrong.text)")
+            #expect(try String(contentsOf: server.upstream.appendingPathComponent("oc.txt"), encoding: .utf8) == body)
+            #expect(try await client.send("PUT", "/files/oc.txt", headers: [("X-OC-Mtime", "yesterday")], body: body).status == 400)
+
+            // A file davgate never saw whole has no checksum to give.
+            let unknown = try await client.send("PROPFIND", "/files/placeholder.txt", headers: [("Depth", "0")], body: named)
+            #expect(unknown.status == 207 && unknown.text.contains("HTTP/1.1 404"), "\(unknown.text)")
+        }
+    }
+}

@@ -77,6 +77,50 @@ struct RcloneTests {
     }
 }
 
+extension RcloneTests {
+    /// Vendor `nextcloud`: rclone then hashes with SHA-1 only, which davgate
+    /// reports; with vendor `owncloud` rclone picks MD5 first, which it does not.
+    @Test("rclone, vendor nextcloud: modification times kept (X-OC-Mtime) and SHA-1 checksums (oc:checksums) make sync exact")
+    func rcloneOwnCloud() async throws {
+        let rclone = try #require(findExecutable("rclone"), "rclone is not installed (apt-get install rclone)")
+        try await withGateway { server, _ in
+            let remote = try await RcloneRemote(server: server, rclone: rclone, vendor: "nextcloud")
+            let local = remote.home.appendingPathComponent("local")
+            let upstream = server.upstream.appendingPathComponent("oc")
+            try writeTree(at: local, [
+                "Ordner ü/bericht.txt": Data("version one\n".utf8),
+                "bild.bin": try randomData(200_000),
+            ])
+            let then = Date(timeIntervalSince1970: 1_600_000_000)
+            for name in ["Ordner ü/bericht.txt", "bild.bin"] {
+                try FileManager.default.setAttributes([.modificationDate: then], ofItemAtPath: local.appendingPathComponent(name).path)
+            }
+            let copy = try await remote.run(["copy", local.path, "dg:oc"])
+            #expect(copy.succeeded, "\(copy)")
+            for name in ["Ordner ü/bericht.txt", "bild.bin"] {
+                let kept = try FileManager.default.attributesOfItem(atPath: upstream.appendingPathComponent(name).path)[.modificationDate] as? Date
+                #expect(kept.map { abs($0.timeIntervalSince(then)) < 1 } == true, "\(name) upstream keeps the client's mtime: \(String(describing: kept))")
+            }
+
+            // rclone reads the SHA-1 from oc:checksums: no download needed to compare.
+            let sums = try await remote.run(["sha1sum", "dg:oc"])
+            #expect(sums.succeeded, "\(sums)")
+            let local1 = try await remote.command.run("/usr/bin/sha1sum", [local.appendingPathComponent("bild.bin").path])
+            let expected = String(local1.stdout.prefix(40))
+            #expect(sums.stdout.contains("\(expected)  bild.bin"), "\(sums.stdout) vs \(expected)")
+            let check = try await remote.run(["check", local.path, "dg:oc"])
+            #expect(check.succeeded && check.output.contains("0 differences found"), "\(check)")
+            #expect(!check.output.contains("could not be checked"), "compared by SHA-1: \(check)")
+
+            // The same size, another content and mtime: found by mtime, compared by hash, uploaded.
+            try Data("version two\n".utf8).write(to: local.appendingPathComponent("Ordner ü/bericht.txt"))
+            let sync = try await remote.run(["sync", local.path, "dg:oc"])
+            #expect(sync.succeeded && sync.output.contains("bericht.txt: Copied (replaced existing)"), "\(sync)")
+            #expect(try Data(contentsOf: upstream.appendingPathComponent("Ordner ü/bericht.txt")) == Data("version two\n".utf8))
+        }
+    }
+}
+
 /// An rclone remote `dg:` for davgate's domain `files`, defined only by
 /// environment variables (`RCLONE_CONFIG_DG_*`) over an empty config file in
 /// a temporary HOME; the password is obscured by `rclone obscure -` from
@@ -86,7 +130,7 @@ struct RcloneRemote {
     let home: URL
     let command: ClientCommand
 
-    init(server: DavgateProcess, rclone: String) async throws {
+    init(server: DavgateProcess, rclone: String, vendor: String = "other") async throws {
         self.rclone = rclone
         home = server.root.appendingPathComponent("rclone-home")
         let config = home.appendingPathComponent("rclone.conf")
@@ -102,7 +146,7 @@ struct RcloneRemote {
             "RCLONE_CA_CERT": server.certificate.path,
             "RCLONE_CONFIG_DG_TYPE": "webdav",
             "RCLONE_CONFIG_DG_URL": server.filesURL.absoluteString,
-            "RCLONE_CONFIG_DG_VENDOR": "other",
+            "RCLONE_CONFIG_DG_VENDOR": vendor,
             "RCLONE_CONFIG_DG_USER": "admin",
             "RCLONE_CONFIG_DG_PASS": obscured.stdout.trimmingCharacters(in: .whitespacesAndNewlines),
         ])

@@ -32,25 +32,34 @@ extension DAVExchange {
         try await requireLockTokens(for: existing ?? parent, provider: provider, submitted: submitted)
         // Finder sends chunked bodies with the real length here.
         let expected = headers[.init("X-Expected-Entity-Length")!].flatMap(Int64.init)
+        let ownCloud = try OwnCloudPut(headers)
         continueIfExpected()
         let file = provider.newWriteFile()
         let started = ContinuousClock.now
-        let written: Int64
+        let body: BodyFileWriter.Written
         do {
-            written = try await BodyFileWriter.write(request.body, to: file)
+            body = try await BodyFileWriter.write(request.body, to: file)
         } catch {
             provider.discardWrite(file)
             if let error = error as? ProviderError { throw error }
             throw DAVError(.badRequest, "the request body ended early (\(error)); nothing was stored")
         }
+        let written = body.count
         if let expected, expected != written {
             provider.discardWrite(file)
             throw DAVError.badRequest("received \(written) bytes but X-Expected-Entity-Length announced \(expected); nothing was stored")
         }
-        let outcome = try await provider.commitWrite(file, at: itemPath)
+        do {
+            try ownCloud.check(body, file: file)
+        } catch {
+            provider.discardWrite(file)
+            throw error
+        }
+        let outcome = try await provider.commitWrite(file, at: itemPath, checksum: body.checksum)
         logTransfer(context, "PUT", path.href(collection: false), bytes: written, since: started)
         ServerMetrics.bytesReceived.increment(by: written)
         var fields = HTTPFields()
+        ownCloud.answer(outcome.item, into: &fields)
         if let copy = outcome.conflictCopy {
             // The upstream changed meanwhile: ours was kept beside it. Say
             // where, rather than pretend it replaced what is at the path.

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOCore
 import ProviderCore
@@ -13,9 +14,17 @@ import Glibc
 struct BodyFileWriter {
     static let bufferSize = 1 << 20
 
-    /// Streams `body` into `url` (created, must not exist); returns the byte
-    /// count. On any error the file is removed and the error rethrown.
-    static func write<Body: AsyncSequence>(_ body: Body, to url: URL) async throws -> Int64 where Body.Element == ByteBuffer {
+    /// What was written: the byte count and the SHA-1 of the bytes, as
+    /// ownCloud clients (rclone) read it back from `oc:checksums`.
+    struct Written {
+        var count: Int64
+        var sha1: String
+        var checksum: String { "SHA1:" + sha1 }
+    }
+
+    /// Streams `body` into `url` (created, must not exist). On any error the
+    /// file is removed and the error rethrown.
+    static func write<Body: AsyncSequence>(_ body: Body, to url: URL) async throws -> Written where Body.Element == ByteBuffer {
         let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw FileDescriptor.error("cannot create upload file", errno) }
         let file = FileDescriptor(fd)
@@ -25,7 +34,9 @@ struct BodyFileWriter {
             // 1 MiB, then written in one hop: no copy, no big allocation.
             var pending: [ByteBuffer] = []
             var pendingBytes = 0
+            var hash = Insecure.SHA1()
             for try await chunk in body {
+                chunk.withUnsafeReadableBytes { hash.update(bufferPointer: $0) }
                 pending.append(chunk)
                 pendingBytes += chunk.readableBytes
                 if pendingBytes >= bufferSize {
@@ -38,7 +49,7 @@ struct BodyFileWriter {
                 total += try await file.write(pending)
             }
             try await file.sync()
-            return total
+            return Written(count: total, sha1: hash.finalize().map { String(format: "%02x", $0) }.joined())
         } catch {
             unlink(url.path)
             throw error

@@ -9,6 +9,9 @@ import ProviderCore
 enum LiveProperty: CaseIterable {
     case creationdate, displayname, getcontentlength, getcontenttype, getetag, getlastmodified
     case resourcetype, supportedlock, lockdiscovery, quotaAvailableBytes, quotaUsedBytes, executable
+    /// ownCloud's `oc:checksums`: the SHA-1 of content davgate received
+    /// whole, which rclone compares instead of downloading.
+    case checksums
 
     var name: XMLName {
         switch self {
@@ -24,17 +27,19 @@ enum LiveProperty: CaseIterable {
         case .quotaAvailableBytes: .dav("quota-available-bytes")
         case .quotaUsedBytes: .dav("quota-used-bytes")
         case .executable: XMLName(DAVNamespace.apache, "executable")
+        case .checksums: XMLName(DAVNamespace.ownCloud, "checksums")
         }
     }
 
     static let byName: [XMLName: LiveProperty] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
 
-    /// RFC 4331 section 3: quota properties are only returned when named.
-    var inAllprop: Bool { self != .quotaAvailableBytes && self != .quotaUsedBytes }
+    /// RFC 4331 section 3: quota properties are only returned when named;
+    /// so are ownCloud's checksums, which only its clients ask for.
+    var inAllprop: Bool { self != .quotaAvailableBytes && self != .quotaUsedBytes && self != .checksums }
 
     func applies(to item: Item) -> Bool {
         switch self {
-        case .getcontentlength, .getcontenttype, .getetag, .executable: !item.isFolder
+        case .getcontentlength, .getcontenttype, .getetag, .executable, .checksums: !item.isFolder
         default: true
         }
     }
@@ -57,6 +62,8 @@ enum LiveProperty: CaseIterable {
         case .quotaAvailableBytes: return context.quota.map { PropertyXML.text(name, String($0.available)) }
         case .quotaUsedBytes: return context.quota.map { PropertyXML.text(name, String($0.used)) }
         case .executable: return PropertyXML.text(name, item.executable ? "T" : "F")
+        case .checksums:
+            return item.checksum.map { PropertyXML.element(name, valueXML: "<checksum xmlns=\"\(DAVNamespace.ownCloud)\">\(XMLEscaping.text($0))</checksum>") }
         }
     }
 }

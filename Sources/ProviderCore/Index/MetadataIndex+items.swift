@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 extension Item {
-    static let columns = "id, domain, parent_id, name, is_folder, size, modified, created, content_version, upstream_version, cached_version, executable, listed_at"
+    static let columns = "id, domain, parent_id, name, is_folder, size, modified, created, content_version, upstream_version, cached_version, executable, listed_at, checksum, checksum_version"
 
     init(row: Row) {
         self.init(
@@ -13,7 +13,9 @@ extension Item {
             created: Date(timeIntervalSince1970: row[7]),
             contentVersion: row[8], upstreamVersion: row[9], cachedVersion: row[10],
             executable: row[11],
-            listedAt: (row[12] as Double?).map { Date(timeIntervalSince1970: $0) }
+            listedAt: (row[12] as Double?).map { Date(timeIntervalSince1970: $0) },
+            // Valid only for the content version it was computed for.
+            checksum: (row[14] as Int64?) == (row[8] as Int64) ? row[13] : nil
         )
     }
 }
@@ -156,6 +158,17 @@ extension MetadataIndex {
         try await pool.write { db in
             try db.execute(sql: "UPDATE item SET listed_at = ? WHERE id = ?", arguments: [date.timeIntervalSince1970, id])
         }
+    }
+
+    /// Records the checksum of an item's current content version.
+    public func setChecksum(_ checksum: String, of item: Item) async throws -> Item {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE item SET checksum = ?, checksum_version = ? WHERE id = ?",
+                           arguments: [checksum, item.contentVersion, item.id])
+        }
+        var updated = item
+        updated.checksum = checksum
+        return updated
     }
 
     /// The upstream folder's version when its listing was last applied.

@@ -84,6 +84,11 @@ public final class MetadataIndex: Sendable {
             // unchanged, the listing need not be read again.
             try db.execute(sql: "ALTER TABLE item ADD COLUMN listed_version TEXT")
         }
+        migrator.registerMigration("v4: checksums") { db in
+            // `SHA1:<hex>` of the content, valid while content_version equals checksum_version.
+            try db.execute(sql: "ALTER TABLE item ADD COLUMN checksum TEXT")
+            try db.execute(sql: "ALTER TABLE item ADD COLUMN checksum_version INTEGER")
+        }
         return migrator
     }
 }

@@ -30,9 +30,14 @@ public struct Item: Sendable, Equatable {
     public var executable: Bool
     /// Folders: when the listing was last refreshed from the upstream.
     public var listedAt: Date?
+    /// `SHA1:<hex>` of the current content when davgate saw all of its bytes
+    /// (a PUT); nil otherwise. Tied to the content version, so any change
+    /// of the content drops it.
+    public var checksum: String?
 
     public init(id: Int64, domain: String, parentID: Int64?, name: String, kind: Kind, size: Int64, modified: Date, created: Date,
-                contentVersion: Int64, upstreamVersion: String?, cachedVersion: String?, executable: Bool, listedAt: Date?) {
+                contentVersion: Int64, upstreamVersion: String?, cachedVersion: String?, executable: Bool, listedAt: Date?,
+                checksum: String? = nil) {
         self.id = id
         self.domain = domain
         self.parentID = parentID
@@ -46,6 +51,7 @@ public struct Item: Sendable, Equatable {
         self.cachedVersion = cachedVersion
         self.executable = executable
         self.listedAt = listedAt
+        self.checksum = checksum
     }
 
     public var isFolder: Bool { kind == .folder }
