@@ -102,7 +102,7 @@ extension DAVExchange {
                 return file.body(range: range)
             case .download(let download):
                 return FileDescriptor.body(range: range, open: { FileDescriptor(try download.openForReading()) },
-                                           available: { try await download.bytes(beyond: $0) })
+                                           available: { try await download.bytes(upTo: $0) })
             }
         }
     }

@@ -70,10 +70,12 @@ final class FileDescriptor: Sendable {
         return .local("\(what): \(String(cString: strerror(code)))")
     }
 
-    /// Streams `range` of the file; `available` says how far the file is
-    /// written (it may still grow, for a download in flight) and throws when
-    /// the writer failed. Back pressure from the writer keeps memory at one
-    /// 256 KiB chunk in flight.
+    /// Streams `range` of the file; `available(end)` waits until the file is
+    /// written up to `end` (it may still grow, for a download in flight),
+    /// returns how far it is, and throws when the writer failed. Back
+    /// pressure from the writer keeps memory at one 256 KiB chunk in flight.
+    static let chunkSize: Int64 = 256 * 1024
+
     static func body(range: ClosedRange<Int64>, open: @escaping @Sendable () throws -> FileDescriptor,
                      available: @escaping @Sendable (Int64) async throws -> Int64) -> ResponseBody {
         ResponseBody(contentLength: range.count) { writer in
@@ -81,14 +83,14 @@ final class FileDescriptor: Sendable {
             var offset = range.lowerBound
             let end = range.upperBound + 1
             while offset < end {
-                let ready = min(try await available(offset), end)
+                let ready = min(try await available(min(offset + chunkSize, end)), end)
                 guard ready > offset else {
                     throw ProviderError.upstream(.io("the content ended after \(offset) of \(end) bytes"))
                 }
                 let descriptor = try file ?? open()
                 file = descriptor
                 while offset < ready {
-                    let chunk = try await descriptor.read(at: offset, count: Int(min(Int64(256 * 1024), ready - offset)))
+                    let chunk = try await descriptor.read(at: offset, count: Int(min(chunkSize, ready - offset)))
                     guard chunk.readableBytes > 0 else {
                         throw ProviderError.local("cached content ended early")
                     }

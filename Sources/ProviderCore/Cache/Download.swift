@@ -27,7 +27,25 @@ public final class Download: Sendable {
         /// The item whose version the bytes belong to, once the upstream answered.
         var head: Item?
         var outcome: Result<Item, any Error>?
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        /// Readers waiting, each for its own condition: woken only once it
+        /// holds, not for every chunk that arrives.
+        var waiters: [(until: Condition, continuation: CheckedContinuation<Void, Never>)] = []
+
+        func holds(_ condition: Condition) -> Bool {
+            if outcome != nil { return true }
+            switch condition {
+            case .head: return head != nil
+            case .bytes(let end): return available >= end
+            case .finished: return false
+            }
+        }
+    }
+
+    private enum Condition {
+        case head
+        /// Everything before this offset is there.
+        case bytes(Int64)
+        case finished
     }
     private let state: NIOLockedValueBox<State>
 
@@ -77,27 +95,29 @@ public final class Download: Sendable {
     }
 
     private func update(_ change: (inout State) -> Void) {
-        let waiters = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
+        let ready = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
             change(&s)
-            defer { s.waiters = [] }
-            return s.waiters
+            guard !s.waiters.isEmpty else { return [] }
+            var ready: [CheckedContinuation<Void, Never>] = []
+            var waiting: [(until: Condition, continuation: CheckedContinuation<Void, Never>)] = []
+            for waiter in s.waiters {
+                if s.holds(waiter.until) { ready.append(waiter.continuation) } else { waiting.append(waiter) }
+            }
+            s.waiters = waiting
+            return ready
         }
-        waiters.forEach { $0.resume() }
+        ready.forEach { $0.resume() }
     }
 
-    /// Waits until `ready` holds or the download is over.
-    private func wait(until ready: @escaping (State) -> Bool) async {
-        while true {
-            let done = state.withLockedValue { ready($0) || $0.outcome != nil }
-            if done { return }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = state.withLockedValue { s -> Bool in
-                    if ready(s) || s.outcome != nil { return true }
-                    s.waiters.append(continuation)
-                    return false
-                }
-                if now { continuation.resume() }
+    /// Waits until `condition` holds or the download is over.
+    private func wait(until condition: Condition) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLockedValue { s -> Bool in
+                if s.holds(condition) { return true }
+                s.waiters.append((condition, continuation))
+                return false
             }
+            if now { continuation.resume() }
         }
     }
 
@@ -105,7 +125,7 @@ public final class Download: Sendable {
     /// size and ETag are what a reader announces. Throws the fetch's error
     /// when it failed before that.
     public func head() async throws -> Item {
-        await wait { $0.head != nil }
+        await wait(until: .head)
         return try state.withLockedValue { s in
             if let head = s.head { return head }
             guard let outcome = s.outcome else { throw ProviderError.local("download ended without an outcome") }
@@ -113,21 +133,28 @@ public final class Download: Sendable {
         }
     }
 
-    /// Waits until the bytes at `offset` are there, or the download is
-    /// over. Returns the end of the bytes there; throws the fetch's error.
-    public func bytes(beyond offset: Int64) async throws -> Int64 {
-        await wait { $0.available > offset }
+    /// Waits until every byte before `end` is there, or the download is
+    /// over. Returns the end of the bytes there (less than `end` only when
+    /// the download is over); throws the fetch's error. Readers ask for a
+    /// chunk's worth, so they wake once per chunk, not per network read.
+    public func bytes(upTo end: Int64) async throws -> Int64 {
+        await wait(until: .bytes(end))
         return try state.withLockedValue { s in
-            if s.available > offset { return s.available }
+            if s.available >= end { return s.available }
             guard let outcome = s.outcome else { return s.available }
             _ = try outcome.get()
             return s.available
         }
     }
 
+    /// Waits until the byte at `offset` is there, or the download is over.
+    public func bytes(beyond offset: Int64) async throws -> Int64 {
+        try await bytes(upTo: offset + 1)
+    }
+
     /// The finished item (with the version actually fetched).
     public func result() async throws -> Item {
-        await wait { _ in false }
+        await wait(until: .finished)
         return try state.withLockedValue { s in
             guard let outcome = s.outcome else { throw ProviderError.local("download ended without an outcome") }
             return try outcome.get()
