@@ -12,7 +12,7 @@ struct BrowserTests {
             .appendingPathComponent(".build/test-artifacts", isDirectory: true)
     }
 
-    @Test("a folder in Chromium: one row per item with size, date and state (cloud, local, partly local, conflict); a davmount link")
+    @Test("a folder and the status page in Chromium: one row per item with size, date and state (cloud, local, partly local, conflict); a davmount link; cache use and conflicts")
     func chromiumListing() async throws {
         let chromium = try #require(findExecutable("chromium"), "Chromium is not installed (apt-get install chromium)")
         try await withGateway(extraDomain: "listing_ttl = 600") { server, client in
@@ -60,6 +60,20 @@ struct BrowserTests {
             #expect(shot.succeeded, "\(shot)")
             let png = try Data(contentsOf: screenshot)
             #expect(png.count > 10_000 && png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG screenshot at \(screenshot.path)")
+
+            // The status page, in the same browser: cache use, uploads, the conflict copy.
+            let statusURL = "https://admin:\(password)@127.0.0.1:\(server.port)/.davgate/status"
+            let status = try await command.run(chromium, common + ["--dump-dom", statusURL], timeout: .seconds(120))
+            #expect(status.succeeded, "\(status)")
+            #expect(status.stdout.contains("<title>Status · davgate</title>"), "\(status.stdout)")
+            #expect(status.stdout.contains("data-domain=\"files\""))
+            #expect(status.stdout.range(of: "data-cache-bytes=\"[1-9][0-9]*\"", options: .regularExpression) != nil, "cache use shown")
+            #expect(status.stdout.contains("0 running"), "uploads shown")
+            #expect(status.stdout.contains("/report (conflicted copy "), "the conflict copy to resolve")
+            let statusShot = Self.artifacts.appendingPathComponent("status-page.png")
+            try? FileManager.default.removeItem(at: statusShot)
+            let shot2 = try await command.run(chromium, common + ["--screenshot=\(statusShot.path)", statusURL], timeout: .seconds(120))
+            #expect(shot2.succeeded && FileManager.default.fileExists(atPath: statusShot.path), "\(shot2)")
 
             let mount = try await client.send("GET", "/files/Reports/?davmount")
             #expect(mount.status == 200)

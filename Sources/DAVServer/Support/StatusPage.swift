@@ -7,6 +7,11 @@ import ProviderCore
 /// cache holds, uploads running and conflict copies to resolve. Styled like
 /// the browser listing, self-contained.
 enum StatusPage {
+    /// `1 file`, `2 files`.
+    static func count(_ n: Int, _ noun: String) -> String {
+        "\(n) \(noun)\(n == 1 ? "" : "s")"
+    }
+
     static func html(_ status: ServerStatus) -> String {
         var body = ""
         for domain in status.domains {
@@ -26,8 +31,8 @@ enum StatusPage {
                 <table>
                 <tr><th>Upstream</th><td>\(XMLEscaping.text(domain.upstream))</td></tr>
                 <tr><th>Health</th><td>\(health)</td></tr>
-                <tr><th>Items</th><td>\(domain.items.files) files (\(BrowserPage.humanSize(domain.items.bytesListed))), \(domain.items.folders) folders</td></tr>
-                <tr><th>Cache</th><td data-cache-bytes="\(domain.cache.bytes)">\(BrowserPage.humanSize(domain.cache.bytes)) in \(domain.cache.files) files; \(domain.items.materialized) of \(domain.items.files) files local</td></tr>
+                <tr><th>Items</th><td>\(count(domain.items.files, "file")) (\(BrowserPage.humanSize(domain.items.bytesListed))), \(count(domain.items.folders, "folder"))</td></tr>
+                <tr><th>Cache</th><td data-cache-bytes="\(domain.cache.bytes)">\(BrowserPage.humanSize(domain.cache.bytes)) in \(count(domain.cache.files, "file")); \(domain.items.materialized) of \(count(domain.items.files, "file")) local</td></tr>
                 <tr><th>Uploads</th><td>\(domain.uploads.inFlight) running (a PUT is answered once its upload is done)</td></tr>
                 <tr><th>Conflicts</th><td class="conflicts">\(conflicts)</td></tr>
                 </table></section>
