@@ -144,7 +144,7 @@ let package = Package(
         ),
         .testTarget(name: "UsersTests", dependencies: ["Users"], swiftSettings: swiftSettings),
         .testTarget(name: "VaultTests", dependencies: ["Vault"], swiftSettings: swiftSettings),
-        .testTarget(name: "GatewaySetupTests", dependencies: ["GatewaySetup"], swiftSettings: swiftSettings),
+        .testTarget(name: "GatewaySetupTests", dependencies: ["GatewaySetup", "ProviderCore"], swiftSettings: swiftSettings),
 
         // Starts the real davgate binary for the test targets that need one.
         .target(name: "DavgateTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),

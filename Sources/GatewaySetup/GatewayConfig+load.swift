@@ -188,7 +188,7 @@ private struct ConfigReader {
     }
 
     private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
-        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "credentials", "access_group", "upstream_ca", "users"])
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "credentials", "access_group", "upstream_ca", "users"])
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
             throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
@@ -206,6 +206,7 @@ private struct ConfigReader {
             revalidate = value
         }
         let folderETags = try table.bool("folder_etags") ?? false
+        let keepLocal = try table.strings("keep_local") ?? []
         var credentials: VaultReference?
         if let entry = try table.table("credentials") {
             let inner = SettingsTable(entry, name: "[[domain]] credentials", file: file)
@@ -237,7 +238,7 @@ private struct ConfigReader {
             }
             users = result
         }
-        return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, folderETags: folderETags, credentials: credentials,
+        return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, folderETags: folderETags, keepLocal: keepLocal, credentials: credentials,
                               accessGroup: group, upstreamCA: upstreamCA, users: users)
     }
 
@@ -352,6 +353,19 @@ private struct SettingsTable {
         for key in table.keys where !known.contains(key) {
             throw error(key, "unknown key (known: \(known.joined(separator: ", ")))")
         }
+    }
+
+    func strings(_ key: String) throws(ConfigError) -> [String]? {
+        guard let value = table[key] else { return nil }
+        guard case .array(let items) = value else { throw error(key, "expected an array of strings, got \(value.typeName)") }
+        var result: [String] = []
+        for item in items {
+            guard case .string(let text) = item, !text.isEmpty else {
+                throw error(key, "expected an array of non-empty strings, got \(item.typeName)")
+            }
+            result.append(text)
+        }
+        return result
     }
 
     func string(_ key: String) throws(ConfigError) -> String? {

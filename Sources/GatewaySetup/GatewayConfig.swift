@@ -90,6 +90,9 @@ public struct DomainSettings: Sendable {
     /// for the folder's ETag first and reads the listing only when it moved.
     /// Off by default: Apache's folder ETags miss edits of existing files.
     public var folderETags: Bool
+    /// `keep_local = ["._*", ".DS_Store"]`: file names (shell patterns) kept
+    /// in the state folder and never uploaded, such as macOS's metadata files.
+    public var keepLocal: [String]
     /// `credentials = { service = "...", account = "..." }`: the vault entry
     /// holding the upstream's password; nil for an upstream without auth.
     public var credentials: VaultReference?
@@ -103,13 +106,14 @@ public struct DomainSettings: Sendable {
     public var users: [String: DomainAccess]?
 
     public init(name: String, upstream: UpstreamLocation, listingTTL: Double, revalidate: Revalidation = .listing,
-                folderETags: Bool = false, credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
+                folderETags: Bool = false, keepLocal: [String] = [], credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
                 users: [String: DomainAccess]? = nil) {
         self.name = name
         self.upstream = upstream
         self.listingTTL = listingTTL
         self.revalidate = revalidate
         self.folderETags = folderETags
+        self.keepLocal = keepLocal
         self.credentials = credentials
         self.accessGroup = accessGroup ?? name
         self.upstreamCA = upstreamCA

@@ -54,7 +54,11 @@ struct Serve: AsyncParsableCommand {
         let vault = config.domains.contains { $0.credentials != nil } ? try vaultOptions.openVault() : nil
         var providers: [String: Provider] = [:]
         for domain in config.domains {
-            let store = try makeStore(for: domain, vault: vault, config: config)
+            var store = try makeStore(for: domain, vault: vault, config: config)
+            if !domain.keepLocal.isEmpty {
+                store = try KeepLocalStore(wrapping: store, folder: server.state.appendingPathComponent("local").appendingPathComponent(domain.name),
+                                           patterns: domain.keepLocal)
+            }
             logger.info("domain \(domain.name): upstream \(store.displayName)")
             providers[domain.name] = try Provider(
                 domain: domain.name, store: store, index: index,

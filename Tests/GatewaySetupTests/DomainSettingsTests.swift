@@ -1,5 +1,6 @@
 import Foundation
 import GatewaySetup
+import ProviderCore
 import Testing
 
 /// The domain keys of issue 3: credentials, access group, extra CA, users.
@@ -73,6 +74,36 @@ struct DomainSettingsTests {
         } throws: { error in
             let message = "\(error)"
             return message.contains(file.path) && message.contains(key) && message.contains(reason)
+        }
+    }
+
+    @Test("issue 4 and 6 keys: revalidate, folder_etags, keep_local; wrong values are refused naming the key")
+    func lazyFetchKeys() throws {
+        let folder = try TemporaryFolder()
+        let config = try GatewayConfig.load(from: try folder.config("""
+            [[domain]]
+            name = "cloud"
+            upstream = "https://cloud.example/dav/"
+            revalidate = "always"
+            folder_etags = true
+            keep_local = ["._*", ".DS_Store"]
+
+            [[domain]]
+            name = "files"
+            upstream = "file:../var/upstream"
+            """))
+        #expect(config.domains[0].revalidate == .always)
+        #expect(config.domains[0].folderETags)
+        #expect(config.domains[0].keepLocal == ["._*", ".DS_Store"])
+        #expect(config.domains[1].revalidate == .listing && !config.domains[1].folderETags && config.domains[1].keepLocal.isEmpty,
+                "defaults: trust listings, no folder ETags, nothing kept local")
+        for (key, value) in [("revalidate", "\"sometimes\""), ("folder_etags", "\"yes\""), ("keep_local", "\"._*\""), ("keep_local", "[1]")] {
+            let text = "[[domain]]\nname = \"x\"\nupstream = \"https://cloud.example/dav/\"\n\(key) = \(value)\n"
+            #expect {
+                _ = try GatewayConfig.load(from: try folder.config(text))
+            } throws: { error in
+                "\(error)".contains(key)
+            }
         }
     }
 }

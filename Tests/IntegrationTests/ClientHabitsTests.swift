@@ -870,3 +870,29 @@ extension ClientHabitsTests {
         }
     }
 }
+
+extension ClientHabitsTests {
+    @Test("Finder with keep_local: ._* and .DS_Store are stored and served, but never uploaded; they survive listing refreshes")
+    func finderMetadataKeptLocal() async throws {
+        try await withGateway(extraDomain: "listing_ttl = 1\nkeep_local = [\"._*\", \".DS_Store\"]") { server, client in
+            #expect(try await client.send("MKCOL", "/files/Fotos").status == 201)
+            #expect(try await client.send("PUT", "/files/Fotos/bild.jpg", body: "jpeg").status == 201)
+            #expect(try await client.send("PUT", "/files/Fotos/._bild.jpg", body: "resource fork").status == 201)
+            #expect(try await client.send("PUT", "/files/Fotos/.DS_Store", body: "icon positions").status == 201)
+            let names = try FileManager.default.contentsOfDirectory(atPath: server.upstream.appendingPathComponent("Fotos").path)
+            #expect(names == ["bild.jpg"], "only the photo went upstream: \(names)")
+
+            try await Task.sleep(for: .milliseconds(1200))
+            let listing = try await client.send("PROPFIND", "/files/Fotos/", headers: [("Depth", "1")])
+            #expect(listing.text.contains("/files/Fotos/._bild.jpg") && listing.text.contains("/files/Fotos/.DS_Store"),
+                    "a refreshed listing still shows them: \(listing.text)")
+            #expect(try await client.send("GET", "/files/Fotos/._bild.jpg").text == "resource fork")
+            let moved = try await client.send("MOVE", "/files/Fotos/", headers: [("Destination", "\(client.base)/files/Bilder/")])
+            #expect(moved.status == 201)
+            #expect(try await client.send("GET", "/files/Bilder/.DS_Store").text == "icon positions", "they follow their folder")
+            #expect(try await client.send("DELETE", "/files/Bilder/._bild.jpg").status == 204)
+            #expect(try await client.send("GET", "/files/Bilder/._bild.jpg").status == 404)
+            #expect(FileManager.default.fileExists(atPath: server.state.appendingPathComponent("local/files/Bilder/.DS_Store").path))
+        }
+    }
+}

@@ -14,6 +14,9 @@ enum StoreSetup: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case apache
     /// The WebDAV store against another davgate over TLS.
     case davgate
+    /// The keep-local wrapper (`._*`, `.DS_Store`) over a directory: for every
+    /// other name it must be its store.
+    case keepLocal
 
     var testDescription: String { rawValue }
 
@@ -47,6 +50,12 @@ enum StoreSetup: String, CaseIterable, Sendable, CustomTestStringConvertible {
                 try? await store.shutdown()
                 server.cleanUp()
             })
+        case .keepLocal:
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("upstream"), withIntermediateDirectories: true)
+            let store = try KeepLocalStore(wrapping: DirectoryStore(root: root.appendingPathComponent("upstream")),
+                                           folder: root.appendingPathComponent("local"), patterns: ["._*", ".DS_Store"])
+            return (store, { try? FileManager.default.removeItem(at: root) })
         case .davgate:
             let server = try await DavgateProcess()
             let store = try WebDAVStore(baseURL: server.filesURL, credentials: ("admin", server.adminPassword),
