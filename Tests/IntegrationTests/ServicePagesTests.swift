@@ -75,4 +75,29 @@ struct ServicePagesTests {
             #expect(page.text.contains("report (conflicted copy "))
         }
     }
+
+    @Test("davgate status: the running server's domains for people and, with --json, for scripts; a wrong password is refused")
+    func statusCommand() async throws {
+        try await withGateway { server, client in
+            #expect(try await client.send("PUT", "/files/a.txt", body: "cached here").status == 201)
+            let arguments = ["status", "--config", server.configFile.path, "--url", server.baseURL, "--user", "admin", "--password-stdin"]
+            let human = try runDavgate(arguments, stdin: server.adminPassword + "\n")
+            #expect(human.status == 0, "\(human.output)")
+            #expect(human.output.contains("davgate at \(server.baseURL), up "), "\(human.output)")
+            #expect(human.output.contains("files: file:"))
+            #expect(human.output.contains("upstream:  ok, last answer "))
+            #expect(human.output.contains("items:     1 files"))
+            #expect(human.output.contains("uploads:   0 running"))
+            #expect(human.output.contains("conflicts: 0"))
+
+            let json = try runDavgate(arguments + ["--json"], stdin: server.adminPassword + "\n")
+            #expect(json.status == 0)
+            let parsed = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+            #expect((parsed?["domains"] as? [[String: Any]])?.first?["name"] as? String == "files", "\(json.output)")
+
+            let refused = try runDavgate(arguments, stdin: "wrong\n")
+            #expect(refused.status != 0)
+            #expect(refused.output.contains("answered 401"), "\(refused.output)")
+        }
+    }
 }

@@ -33,11 +33,7 @@ struct ServiceExchange {
             }
             response = DAVExchange.response(.ok, body: metrics(), contentType: "text/plain; version=0.0.4; charset=utf-8")
         case "status.json":
-            let encoder = JSONEncoder()
-            encoder.dateEncodingStrategy = .iso8601
-            encoder.keyEncodingStrategy = .convertToSnakeCase
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            let json = String(decoding: try encoder.encode(try await status()), as: UTF8.self) + "\n"
+            let json = String(decoding: try ServerStatus.encoder().encode(try await status()), as: UTF8.self) + "\n"
             response = DAVExchange.response(.ok, body: json, contentType: "application/json")
         case "status":
             response = DAVExchange.response(.ok, body: StatusPage.html(try await status()), contentType: "text/html; charset=utf-8")
@@ -59,9 +55,25 @@ struct ServiceExchange {
     }
 }
 
-/// What `/.davgate/status.json` answers.
-struct ServerStatus: Codable {
-    var startedAt: Date
-    var uptimeSeconds: Int
-    var domains: [DomainStatus]
+/// What `/.davgate/status.json` answers (and `davgate status` reads back).
+public struct ServerStatus: Codable, Sendable {
+    public var startedAt: Date
+    public var uptimeSeconds: Int
+    public var domains: [DomainStatus]
+
+    /// The coders of the JSON form: ISO 8601 dates, snake_case keys.
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return encoder
+    }
+
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
+    }
 }
