@@ -25,6 +25,17 @@ extension Provider {
         }
     }
 
+    /// The bytes of the item's current content that are local: all of them
+    /// when materialized, the fetched ranges when partly local.
+    public func bytesCached(of item: Item) -> Int64 {
+        if item.isFolder { return 0 }
+        if item.isMaterialized { return item.size }
+        return fetches.withLockedValue { table in
+            guard let sparse = table.sparse[item.id], sparse.holds(item) else { return 0 }
+            return sparse.present.ranges.reduce(0) { $0 + Int64($1.count) }
+        }
+    }
+
     /// Whether the item is the kept-both copy of a conflicting edit (it
     /// carries the `g:conflict-of` property naming the file it conflicts with).
     public static func isConflictCopy(_ properties: [DeadProperty]) -> Bool {

@@ -69,13 +69,20 @@ extension DAVExchange {
     /// `<D:response>` elements for a page of items, with their dead
     /// properties and locks fetched in as few queries as possible.
     func renderPage(_ items: [(Item, ItemPath)], provider: Provider, query: PropfindRequest, quota: UpstreamQuota?, hasLocks: Bool) async throws -> String {
+        let wantsState = query.names(LiveProperty.state.name, LiveProperty.bytesCached.name)
         let needsDead: Bool
         switch query {
-        case .prop(let names): needsDead = names.contains { LiveProperty.byName[$0] == nil }
+        case .prop(let names): needsDead = wantsState || names.contains { LiveProperty.byName[$0] == nil }
         default: needsDead = true
         }
         let dead = needsDead ? try await provider.deadProperties(of: items.map(\.0)) : [:]
         var context = PropertyContext(quota: quota)
+        if wantsState {
+            for (item, _) in items where !item.isFolder {
+                let state = Provider.isConflictCopy(dead[item.id] ?? []) ? "conflict" : provider.contentState(of: item).rawValue
+                context.contents[item.id] = (state, provider.bytesCached(of: item))
+            }
+        }
         if hasLocks && query.names(LiveProperty.lockdiscovery.name) {
             for (item, _) in items {
                 context.locks[item.id] = try await activeLocks(covering: item, provider: provider)

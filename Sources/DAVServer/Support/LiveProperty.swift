@@ -12,6 +12,10 @@ enum LiveProperty: CaseIterable {
     /// ownCloud's `oc:checksums`: the SHA-1 of content davgate received
     /// whole, which rclone compares instead of downloading.
     case checksums
+    /// davgate's own: where the content is (`placeholder`, `fetching`,
+    /// `partial`, `materialized`, or `conflict` for a kept-both copy) and
+    /// how many of its bytes are local.
+    case state, bytesCached
 
     var name: XMLName {
         switch self {
@@ -28,6 +32,8 @@ enum LiveProperty: CaseIterable {
         case .quotaUsedBytes: .dav("quota-used-bytes")
         case .executable: XMLName(DAVNamespace.apache, "executable")
         case .checksums: XMLName(DAVNamespace.ownCloud, "checksums")
+        case .state: XMLName(DAVNamespace.davgate, "state")
+        case .bytesCached: XMLName(DAVNamespace.davgate, "bytes-cached")
         }
     }
 
@@ -35,11 +41,12 @@ enum LiveProperty: CaseIterable {
 
     /// RFC 4331 section 3: quota properties are only returned when named;
     /// so are ownCloud's checksums, which only its clients ask for.
-    var inAllprop: Bool { self != .quotaAvailableBytes && self != .quotaUsedBytes && self != .checksums }
+    /// davgate's states need the provider, so they too come only when named.
+    var inAllprop: Bool { ![.quotaAvailableBytes, .quotaUsedBytes, .checksums, .state, .bytesCached].contains(self) }
 
     func applies(to item: Item) -> Bool {
         switch self {
-        case .getcontentlength, .getcontenttype, .getetag, .executable, .checksums: !item.isFolder
+        case .getcontentlength, .getcontenttype, .getetag, .executable, .checksums, .state, .bytesCached: !item.isFolder
         default: true
         }
     }
@@ -62,6 +69,10 @@ enum LiveProperty: CaseIterable {
         case .quotaAvailableBytes: return context.quota.map { PropertyXML.text(name, String($0.available)) }
         case .quotaUsedBytes: return context.quota.map { PropertyXML.text(name, String($0.used)) }
         case .executable: return PropertyXML.text(name, item.executable ? "T" : "F")
+        case .state:
+            return context.contents[item.id].map { PropertyXML.text(name, $0.state) }
+        case .bytesCached:
+            return context.contents[item.id].map { PropertyXML.text(name, String($0.bytesCached)) }
         case .checksums:
             return item.checksum.map { PropertyXML.element(name, valueXML: "<checksum xmlns=\"\(DAVNamespace.ownCloud)\">\(XMLEscaping.text($0))</checksum>") }
         }
@@ -72,4 +83,6 @@ enum LiveProperty: CaseIterable {
 struct PropertyContext: Sendable {
     var quota: UpstreamQuota?
     var locks: [Int64: [ActiveLockInfo]] = [:]
+    /// davgate's content state and local bytes, when asked for.
+    var contents: [Int64: (state: String, bytesCached: Int64)] = [:]
 }
