@@ -188,7 +188,7 @@ private struct ConfigReader {
     }
 
     private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
-        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "credentials", "access_group", "upstream_ca", "users"])
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "credentials", "access_group", "upstream_ca", "users"])
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
             throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
@@ -207,6 +207,7 @@ private struct ConfigReader {
         }
         let folderETags = try table.bool("folder_etags") ?? false
         let keepLocal = try table.strings("keep_local") ?? []
+        let budget = CacheBudget(maxBytes: try table.size("cache_budget"), minFreeBytes: try table.size("min_free_disk"))
         var credentials: VaultReference?
         if let entry = try table.table("credentials") {
             let inner = SettingsTable(entry, name: "[[domain]] credentials", file: file)
@@ -238,7 +239,7 @@ private struct ConfigReader {
             }
             users = result
         }
-        return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, folderETags: folderETags, keepLocal: keepLocal, credentials: credentials,
+        return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, folderETags: folderETags, keepLocal: keepLocal, cacheBudget: budget, credentials: credentials,
                               accessGroup: group, upstreamCA: upstreamCA, users: users)
     }
 
@@ -352,6 +353,29 @@ private struct SettingsTable {
     func refuseUnknownKeys(_ known: [String]) throws(ConfigError) {
         for key in table.keys where !known.contains(key) {
             throw error(key, "unknown key (known: \(known.joined(separator: ", ")))")
+        }
+    }
+
+    /// A size: a number of bytes, or a string such as "512 MiB" or "2 GB"
+    /// (KiB, MiB, GiB, TiB by 1024; KB, MB, GB, TB by 1000).
+    func size(_ key: String) throws(ConfigError) -> Int64? {
+        guard let value = table[key] else { return nil }
+        switch value {
+        case .integer(let bytes):
+            guard bytes >= 0 else { throw error(key, "expected a size of 0 or more, got \(bytes)") }
+            return Int64(bytes)
+        case .string(let text):
+            let units: [String: Double] = ["B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+                                           "KIB": 1024, "MIB": 1_048_576, "GIB": 1_073_741_824, "TIB": 1_099_511_627_776]
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            let digits = trimmed.prefix { $0.isNumber || $0 == "." }
+            let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces).uppercased()
+            guard let number = Double(digits), let factor = units[unit.isEmpty ? "B" : unit] else {
+                throw error(key, "expected a size such as \"512 MiB\" or \"2 GB\", got \"\(text)\"")
+            }
+            return Int64(number * factor)
+        default:
+            throw error(key, "expected a size (bytes, or a string such as \"512 MiB\"), got \(value.typeName)")
         }
     }
 

@@ -93,6 +93,9 @@ public struct DomainSettings: Sendable {
     /// `keep_local = ["._*", ".DS_Store"]`: file names (shell patterns) kept
     /// in the state folder and never uploaded, such as macOS's metadata files.
     public var keepLocal: [String]
+    /// `cache_budget = "10 GiB"` and `min_free_disk = "2 GiB"`: over either,
+    /// the least recently read clean content is evicted back to placeholders.
+    public var cacheBudget: CacheBudget
     /// `credentials = { service = "...", account = "..." }`: the vault entry
     /// holding the upstream's password; nil for an upstream without auth.
     public var credentials: VaultReference?
@@ -106,7 +109,8 @@ public struct DomainSettings: Sendable {
     public var users: [String: DomainAccess]?
 
     public init(name: String, upstream: UpstreamLocation, listingTTL: Double, revalidate: Revalidation = .listing,
-                folderETags: Bool = false, keepLocal: [String] = [], credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
+                folderETags: Bool = false, keepLocal: [String] = [], cacheBudget: CacheBudget = CacheBudget(),
+                credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
                 users: [String: DomainAccess]? = nil) {
         self.name = name
         self.upstream = upstream
@@ -114,6 +118,7 @@ public struct DomainSettings: Sendable {
         self.revalidate = revalidate
         self.folderETags = folderETags
         self.keepLocal = keepLocal
+        self.cacheBudget = cacheBudget
         self.credentials = credentials
         self.accessGroup = accessGroup ?? name
         self.upstreamCA = upstreamCA

@@ -43,6 +43,7 @@ extension Provider {
         if let checksum {
             outcome.item = try await index.setChecksum(checksum, of: outcome.item)
         }
+        contentAdded(outcome.item.id)
         return outcome
     }
 

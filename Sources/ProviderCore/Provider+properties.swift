@@ -8,7 +8,17 @@ extension Provider {
         try await index.deadProperties(of: items.map(\.id))
     }
 
+    /// Applies a PROPPATCH. Setting davgate's `pinned` property pins the
+    /// item: its content (everything below, for a folder) is fetched now, in
+    /// the background, and never evicted while the property is there.
     public func changeProperties(of item: Item, _ changes: [PropertyChange]) async throws {
         try await index.applyPropertyChanges(changes, to: item.id)
+        let pins = changes.contains { change in
+            if case .set(let property) = change { return property.namespace == Self.namespace && property.name == "pinned" }
+            return false
+        }
+        if pins {
+            Task { await fetchPinned(item) }
+        }
     }
 }

@@ -125,6 +125,7 @@ extension Provider {
                 return cache.file(for: item.id)
             }
             _ = try await index.markCached(id: item.id, version: entry.version)
+            contentAdded(item.id)
             var fetched = head
             fetched.cachedVersion = entry.version
             logFetch(path, bytes: entry.size, since: started)

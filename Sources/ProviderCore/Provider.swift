@@ -21,6 +21,12 @@ public final class Provider: Sendable {
     let logger: Logger
     let metrics: ProviderMetrics
     let health = UpstreamHealth()
+    /// How much the cache may hold.
+    public let budget: CacheBudget
+    /// Readers by item, and when each item was last read.
+    let reads = NIOLockedValueBox(ReadTracking())
+    /// One eviction pass at a time.
+    let evictions = AsyncMutex()
     /// Uploads running now, for the status page (the metric has no reader).
     let uploadsRunning = NIOLockedValueBox(0)
 
@@ -40,7 +46,8 @@ public final class Provider: Sendable {
     let generation = NIOLockedValueBox<UInt64>(0)
 
     public init(domain: String, store: any UpstreamStore, index: MetadataIndex, cacheFolder: URL, listingTTL: TimeInterval,
-                revalidation: Revalidation = .listing, trustFolderVersions: Bool = false, logger: Logger) throws {
+                revalidation: Revalidation = .listing, trustFolderVersions: Bool = false,
+                budget: CacheBudget = CacheBudget(), logger: Logger) throws {
         self.domain = domain
         self.store = store
         self.index = index
@@ -48,6 +55,7 @@ public final class Provider: Sendable {
         self.listingTTL = listingTTL
         self.revalidation = revalidation
         self.trustFolderVersions = trustFolderVersions
+        self.budget = budget
         self.metrics = ProviderMetrics(domain: domain)
         self.logger = logger
     }

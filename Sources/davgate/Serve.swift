@@ -64,7 +64,7 @@ struct Serve: AsyncParsableCommand {
                 domain: domain.name, store: store, index: index,
                 cacheFolder: server.state.appendingPathComponent("cache").appendingPathComponent(domain.name),
                 listingTTL: domain.listingTTL, revalidation: domain.revalidate,
-                trustFolderVersions: domain.folderETags, logger: logger)
+                trustFolderVersions: domain.folderETags, budget: domain.cacheBudget, logger: logger)
         }
 
         var permissions: [String: [String: DomainPermission]] = [:]

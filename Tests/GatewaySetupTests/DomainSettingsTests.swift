@@ -77,7 +77,7 @@ struct DomainSettingsTests {
         }
     }
 
-    @Test("issue 4 and 6 keys: revalidate, folder_etags, keep_local; wrong values are refused naming the key")
+    @Test("issue 4, 5 and 6 keys: revalidate, folder_etags, keep_local, cache_budget, min_free_disk; wrong values are refused naming the key")
     func lazyFetchKeys() throws {
         let folder = try TemporaryFolder()
         let config = try GatewayConfig.load(from: try folder.config("""
@@ -87,6 +87,8 @@ struct DomainSettingsTests {
             revalidate = "always"
             folder_etags = true
             keep_local = ["._*", ".DS_Store"]
+            cache_budget = "1.5 GiB"
+            min_free_disk = 1000000
 
             [[domain]]
             name = "files"
@@ -95,9 +97,11 @@ struct DomainSettingsTests {
         #expect(config.domains[0].revalidate == .always)
         #expect(config.domains[0].folderETags)
         #expect(config.domains[0].keepLocal == ["._*", ".DS_Store"])
+        #expect(config.domains[0].cacheBudget == CacheBudget(maxBytes: 1_610_612_736, minFreeBytes: 1_000_000))
         #expect(config.domains[1].revalidate == .listing && !config.domains[1].folderETags && config.domains[1].keepLocal.isEmpty,
                 "defaults: trust listings, no folder ETags, nothing kept local")
-        for (key, value) in [("revalidate", "\"sometimes\""), ("folder_etags", "\"yes\""), ("keep_local", "\"._*\""), ("keep_local", "[1]")] {
+        for (key, value) in [("revalidate", "\"sometimes\""), ("folder_etags", "\"yes\""), ("keep_local", "\"._*\""), ("keep_local", "[1]"),
+                             ("cache_budget", "\"lots\""), ("cache_budget", "-1"), ("min_free_disk", "\"2 parsecs\"")] {
             let text = "[[domain]]\nname = \"x\"\nupstream = \"https://cloud.example/dav/\"\n\(key) = \(value)\n"
             #expect {
                 _ = try GatewayConfig.load(from: try folder.config(text))

@@ -26,6 +26,8 @@ extension DAVExchange {
         if let early = try notModifiedOrFailed(item) { return early }
         var size = item.size
         var source: ContentSource?
+        // Held by the body until its last byte: eviction leaves the item be.
+        let lease = provider.beginRead(item)
         if includeBody {
             (item, source, size) = try await openSource(provider, item)
         }
@@ -46,7 +48,7 @@ extension DAVExchange {
         guard let source, let range else {
             return Response(status: status, headers: fields)
         }
-        return Response(status: status, headers: fields, body: source.body(range: range))
+        return Response(status: status, headers: fields, body: source.body(range: range, holding: lease))
     }
 
     /// Opens the bytes to serve and tells the item and size they belong to:
@@ -96,13 +98,14 @@ extension DAVExchange {
         case file(OpenFile)
         case download(Download)
 
-        func body(range: ClosedRange<Int64>) -> ResponseBody {
+        /// `lease` lives as long as the body does.
+        func body(range: ClosedRange<Int64>, holding lease: ReadLease) -> ResponseBody {
             switch self {
             case .file(let file):
-                return file.body(range: range)
+                return file.body(range: range, holding: lease)
             case .download(let download):
                 return FileDescriptor.body(range: range, open: { FileDescriptor(try download.openForReading()) },
-                                           available: { try await download.bytes(upTo: $0) })
+                                           available: { _ = lease; return try await download.bytes(upTo: $0) })
             }
         }
     }

@@ -21,8 +21,9 @@ struct OpenFile: Sendable {
         size = Int64(lseek(fd, 0, SEEK_END))
     }
 
-    func body(range: ClosedRange<Int64>) -> ResponseBody {
+    /// `lease` (a reader's hold on the content) lives as long as the body.
+    func body(range: ClosedRange<Int64>, holding lease: ReadLease) -> ResponseBody {
         let descriptor = self.descriptor, size = self.size
-        return FileDescriptor.body(range: range, open: { descriptor }, available: { _ in size })
+        return FileDescriptor.body(range: range, open: { descriptor }, available: { _ in withExtendedLifetime(lease) { size } })
     }
 }

@@ -47,6 +47,33 @@ public struct ContentCache: Sendable {
         unlink(temporaryFile.path)
     }
 
+    /// One content file: whose it is, its bytes on disk, when it was written.
+    struct ContentFile: Sendable {
+        var id: Int64
+        var bytes: Int64
+        var modified: Date
+    }
+
+    /// The content files (not those in progress), for eviction.
+    func contentFiles() -> [ContentFile] {
+        var files: [ContentFile] = []
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
+            guard let id = Int64(name, radix: 16) else { continue }
+            var st = stat()
+            guard lstat(folder.appendingPathComponent(name).path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            files.append(ContentFile(id: id, bytes: Int64(st.st_blocks) * 512,
+                                     modified: Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec))))
+        }
+        return files
+    }
+
+    /// Free bytes on the cache's file system for unprivileged writers.
+    func freeBytes() -> Int64? {
+        var s = statvfs()
+        guard statvfs(folder.path, &s) == 0 else { return nil }
+        return Int64(s.f_bavail) * Int64(s.f_frsize)
+    }
+
     /// Bytes on disk (allocated blocks, so a sparse file counts what it
     /// holds) and the count of files, in progress ones included.
     func usage() -> (bytes: Int64, files: Int) {

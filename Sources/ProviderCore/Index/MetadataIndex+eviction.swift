@@ -1,0 +1,52 @@
+import Foundation
+import GRDB
+
+/// What eviction must know from the index: which items are kept (pinned, or
+/// under a pinned folder; locked, or under a depth-infinity lock) and how to
+/// turn a materialized item back into a placeholder.
+extension MetadataIndex {
+    /// Ids of the domain's items that must keep their content: those with
+    /// the property `namespace`/`name` (pinned) or under a folder that has
+    /// it, and those covered by a live lock.
+    public func keptItems(domain: String, pinnedBy namespace: String, _ name: String, now: Date = Date()) async throws -> Set<Int64> {
+        try await pool.read { db in
+            let ids = try Int64.fetchAll(db, sql: """
+                WITH RECURSIVE kept(id) AS (
+                    SELECT item.id FROM dead_property JOIN item ON item.id = dead_property.item_id
+                        WHERE item.domain = ? AND dead_property.namespace = ? AND dead_property.name = ?
+                    UNION SELECT lock.item_id FROM lock JOIN item ON item.id = lock.item_id
+                        WHERE item.domain = ? AND (lock.expires IS NULL OR lock.expires > ?)
+                    UNION SELECT item.id FROM item JOIN kept ON item.parent_id = kept.id
+                )
+                SELECT id FROM kept
+                """, arguments: [domain, namespace, name, domain, now.timeIntervalSince1970])
+            return Set(ids)
+        }
+    }
+
+    /// Makes a materialized file a placeholder again, unless its content
+    /// changed meanwhile (then the cached bytes are someone else's concern).
+    /// Returns whether it did.
+    public func markEvicted(id: Int64, cachedVersion: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE item SET cached_version = NULL WHERE id = ? AND cached_version = ?", arguments: [id, cachedVersion])
+            return db.changesCount > 0
+        }
+    }
+
+    /// The cached version recorded for each of these items (nil: not cached).
+    public func cachedVersions(of ids: [Int64]) async throws -> [Int64: String] {
+        guard !ids.isEmpty else { return [:] }
+        return try await pool.read { db in
+            var result: [Int64: String] = [:]
+            for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                for row in try Row.fetchAll(db, sql: "SELECT id, cached_version FROM item WHERE id IN (\(marks)) AND cached_version IS NOT NULL",
+                                            arguments: StatementArguments(chunk)) {
+                    result[row[0]] = row[1]
+                }
+            }
+            return result
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How much a domain's cache may hold (the File Provider's
+/// `stopProvidingItem` under storage pressure).
+public struct CacheBudget: Sendable, Equatable {
+    /// Content bytes on disk the domain's cache may hold; nil: no limit.
+    public var maxBytes: Int64?
+    /// Free bytes to leave on the cache's file system; nil: no limit.
+    public var minFreeBytes: Int64?
+
+    public init(maxBytes: Int64? = nil, minFreeBytes: Int64? = nil) {
+        self.maxBytes = maxBytes
+        self.minFreeBytes = minFreeBytes
+    }
+
+    var isLimited: Bool { maxBytes != nil || minFreeBytes != nil }
+}
+
+/// A reader's hold on an item's content: while one exists, eviction leaves
+/// the item alone. Released when the last reference goes (the response body
+/// holds it until the last byte is written, or is dropped unsent).
+public final class ReadLease: Sendable {
+    private let release: @Sendable () -> Void
+    init(release: @escaping @Sendable () -> Void) { self.release = release }
+    deinit { release() }
+}
+
+/// Reads, leases and the least-recently-used order of the cache.
+struct ReadTracking: Sendable {
+    var readers: [Int64: Int] = [:]
+    var lastRead: [Int64: Date] = [:]
+}
+
+extension Provider {
+    /// Marks the item as being read until the lease is released.
+    public func beginRead(_ item: Item) -> ReadLease {
+        let id = item.id
+        reads.withLockedValue {
+            $0.readers[id, default: 0] += 1
+            $0.lastRead[id] = Date()
+        }
+        return ReadLease { [reads] in
+            reads.withLockedValue {
+                let left = ($0.readers[id] ?? 1) - 1
+                $0.readers[id] = left > 0 ? left : nil
+            }
+        }
+    }
+
+    /// New content counts as just used, whatever its file's mtime says (a
+    /// client may set that to any date), and the budget is checked.
+    func contentAdded(_ id: Int64) {
+        reads.withLockedValue { $0.lastRead[id] = Date() }
+        if budget.isLimited { Task { await enforceBudget() } }
+    }
+
+    /// Brings the cache under its budget, evicting the least recently read
+    /// clean content back to placeholders; never what is pinned (or under a
+    /// pinned folder), locked, or being read. One pass at a time; a caller
+    /// waits for the pass before its own.
+    public func enforceBudget() async {
+        guard budget.isLimited else { return }
+        do {
+            try await evictions.withLock { try await evictOnce() }
+        } catch {
+            logger.warning("eviction failed: \(error)")
+        }
+    }
+
+    private func evictOnce() async throws {
+        let cache = self.cache
+        let files = try await blocking { cache.contentFiles() }
+        // Everything on disk counts, fetches and writes in progress too.
+        let total = try await blocking { cache.usage().bytes }
+        var need: Int64 = 0
+        if let max = budget.maxBytes { need = Swift.max(need, total - max) }
+        if let minFree = budget.minFreeBytes, let free = cache.freeBytes() { need = Swift.max(need, minFree - free) }
+        guard need > 0 else { return }
+
+        let kept = try await index.keptItems(domain: domain, pinnedBy: Self.namespace, "pinned")
+        let cached = try await index.cachedVersions(of: files.map(\.id))
+        let lastRead = reads.withLockedValue { $0.lastRead }
+        let order = files.sorted { (lastRead[$0.id] ?? $0.modified) < (lastRead[$1.id] ?? $1.modified) }
+        var freed: Int64 = 0, count = 0
+        for file in order where freed < need {
+            if kept.contains(file.id) { continue }
+            // Moved aside under the readers' lock: a reader either holds a
+            // lease already (and the file stays) or will find no file and
+            // fetch again.
+            let aside = cache.temporaryFile("evict")
+            let moved = reads.withLockedValue { state -> Bool in
+                guard state.readers[file.id] == nil else { return false }
+                return rename(cache.file(for: file.id).path, aside.path) == 0
+            }
+            guard moved else { continue }
+            if let version = cached[file.id] {
+                _ = try await index.markEvicted(id: file.id, cachedVersion: version)
+            }
+            cache.discard(aside)
+            freed += file.bytes
+            count += 1
+        }
+        let budgetText = budget.maxBytes.map { "budget \($0) bytes" } ?? "minimum free \(budget.minFreeBytes ?? 0) bytes"
+        logger.info("cache over its \(budgetText) by \(need) bytes: evicted \(count) files, \(freed) bytes")
+    }
+}
