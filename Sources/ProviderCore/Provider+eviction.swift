@@ -90,23 +90,60 @@ extension Provider {
         var freed: Int64 = 0, count = 0
         for file in order where freed < need {
             if kept.contains(file.id) { continue }
-            // Moved aside under the readers' lock: a reader either holds a
-            // lease already (and the file stays) or will find no file and
-            // fetch again.
-            let aside = cache.temporaryFile("evict")
-            let moved = reads.withLockedValue { state -> Bool in
-                guard state.readers[file.id] == nil else { return false }
-                return rename(cache.file(for: file.id).path, aside.path) == 0
-            }
-            guard moved else { continue }
-            if let version = cached[file.id] {
-                _ = try await index.markEvicted(id: file.id, cachedVersion: version)
-            }
-            cache.discard(aside)
+            guard try await evict(file.id, cachedVersion: cached[file.id]) else { continue }
             freed += file.bytes
             count += 1
         }
         let budgetText = budget.maxBytes.map { "budget \($0) bytes" } ?? "minimum free \(budget.minFreeBytes ?? 0) bytes"
         logger.info("cache over its \(budgetText) by \(need) bytes: evicted \(count) files, \(freed) bytes")
+    }
+
+    /// Turns one materialized file back into a placeholder unless someone
+    /// reads it. The file is moved aside under the readers' lock: a reader
+    /// either holds a lease already (and the file stays) or will find no file
+    /// and fetch again.
+    private func evict(_ id: Int64, cachedVersion: String?) async throws -> Bool {
+        let aside = cache.temporaryFile("evict")
+        let moved = reads.withLockedValue { state -> Bool in
+            guard state.readers[id] == nil else { return false }
+            return rename(cache.file(for: id).path, aside.path) == 0
+        }
+        guard moved else { return false }
+        if let cachedVersion {
+            _ = try await index.markEvicted(id: id, cachedVersion: cachedVersion)
+        }
+        cache.discard(aside)
+        return true
+    }
+
+    /// What `evict(at:)` did.
+    public struct EvictionReport: Sendable, Codable, Equatable {
+        public var evictedFiles: Int
+        public var evictedBytes: Int64
+        /// Local files left alone: pinned, locked or being read.
+        public var keptFiles: Int
+    }
+
+    /// Evicts the content of a file, or of every file below a folder, back
+    /// to placeholders now (`davgate evict`), leaving what is pinned,
+    /// locked or being read.
+    public func evict(at path: ItemPath) async throws -> EvictionReport {
+        guard let item = try await item(at: path) else { throw ProviderError.notFound }
+        let files = item.isFolder ? try await index.descendants(of: item.id).filter { !$0.isFolder } : [item]
+        let local = files.filter(\.isMaterialized)
+        let kept = try await index.keptItems(domain: domain, pinnedBy: Self.namespace, "pinned")
+        var report = EvictionReport(evictedFiles: 0, evictedBytes: 0, keptFiles: 0)
+        try await evictions.withLock {
+            for file in local {
+                if !kept.contains(file.id), try await evict(file.id, cachedVersion: file.cachedVersion) {
+                    report.evictedFiles += 1
+                    report.evictedBytes += file.size
+                } else {
+                    report.keptFiles += 1
+                }
+            }
+        }
+        logger.info("evicted /\(path.joined(separator: "/")): \(report.evictedFiles) files, \(report.evictedBytes) bytes; \(report.keptFiles) kept")
+        return report
     }
 }

@@ -11,7 +11,8 @@ struct DavGate: AsyncParsableCommand {
             first read and kept in a local cache; writes land durably and are uploaded; \
             WebDAV locks coordinate writers.
             """,
-        subcommands: [Serve.self, StatusCommand.self, UserCommand.self, DomainCommand.self, VaultCommand.self]
+        subcommands: [Serve.self, StatusCommand.self, PinCommand.self, UnpinCommand.self, EvictCommand.self,
+                      UserCommand.self, DomainCommand.self, VaultCommand.self]
     )
 }
 

@@ -19,12 +19,15 @@ struct ServiceExchange {
     let path: DAVPath
 
     func respond() async throws -> Response {
+        let page = path.segments.dropFirst()
+        if page.first == "evict" {
+            return try await evict(Array(page.dropFirst()))
+        }
         guard request.method == .get || request.method == .head else {
             var error = DAVError(.methodNotAllowed, "\(path.href(collection: false)) only answers GET and HEAD")
             error.headers[.allow] = "GET, HEAD"
             throw error
         }
-        let page = path.segments.dropFirst()
         var response: Response
         switch page.count == 1 ? page.first! : "" {
         case "metrics":
@@ -43,6 +46,25 @@ struct ServiceExchange {
         response.headers[.cacheControl] = "no-store"
         if request.method == .head { response.body = .init() }
         return response
+    }
+
+    /// `POST /.davgate/evict/DOMAIN/PATH`: the content of a file, or of every
+    /// file below a folder, back to placeholders now (`davgate evict`).
+    /// Pinned, locked and currently read files are left alone, and counted.
+    private func evict(_ target: [String]) async throws -> Response {
+        guard request.method == .post else {
+            var error = DAVError(.methodNotAllowed, "evicting takes a POST")
+            error.headers[.allow] = "POST"
+            throw error
+        }
+        guard let domain = target.first, let provider = settings.domains[domain],
+              let permission = settings.permission(of: user, in: domain) else {
+            throw DAVError(.notFound, "no domain named \((target.first ?? "").debugDescription); use /.davgate/evict/DOMAIN/PATH")
+        }
+        guard permission == .readWrite else { throw DAVError(.forbidden, "\(user) may only read in \(domain)") }
+        let report = try await provider.evict(at: Array(target.dropFirst()))
+        let json = String(decoding: try ServerStatus.encoder().encode(report), as: UTF8.self) + "\n"
+        return DAVExchange.response(.ok, body: json, contentType: "application/json")
     }
 
     /// The server and the domains this user may see.
