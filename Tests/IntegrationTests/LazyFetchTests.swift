@@ -1,4 +1,5 @@
 import DavgateTestSupport
+import Dispatch
 import Foundation
 import Testing
 
@@ -40,20 +41,8 @@ struct LazyFetchTests {
             let content = try Self.random(8 << 20)
             try g.writeUpstream("video.bin", content)
             let mark = g.apache.accessLines.count
-            let received = FileManager.default.temporaryDirectory.appendingPathComponent("video-\(UUID().uuidString)")
-            let first = Task { try await g.curl("/lazy/video.bin", output: received) }
-            // Apache logs a request when it has sent all of it: bytes at the
-            // client before that line are bytes streamed through.
-            var upstreamDoneAtFirstByte: Bool?
-            for _ in 0..<1000 {
-                let size = (try? FileManager.default.attributesOfItem(atPath: received.path)[.size] as? Int) ?? 0
-                if size > 0 {
-                    upstreamDoneAtFirstByte = g.upstreamRequests(since: mark).contains { $0.hasPrefix("GET /dav/video.bin") }
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            #expect(upstreamDoneAtFirstByte == false, "the first bytes were served before the upstream finished sending")
+            let first = Task { try await g.curl("/lazy/video.bin") }
+            try await Task.sleep(for: .milliseconds(700))
             try await withThrowingTaskGroup(of: DAVClient.Reply.self) { group in
                 for _ in 0..<7 { group.addTask { try await g.client.send("GET", "/lazy/video.bin") } }
                 for try await reply in group {
@@ -61,12 +50,20 @@ struct LazyFetchTests {
                     #expect(reply.body == content, "a late reader joins the running fetch and gets every byte")
                 }
             }
-            let (status, body, report) = try await first.value
+            let (status, body, report, returned) = try await first.value
             #expect(status == 0, "\(report)")
             #expect(body == content)
 
             let gets = g.upstreamRequests(since: mark).filter { $0.hasPrefix("GET /dav/video.bin") }
             #expect(gets.count == 1, "one upstream GET for eight readers: \(gets)")
+            // Streamed: curl's first byte came before Apache finished sending.
+            // curl started at most `total` before it returned, so its first
+            // byte came at the latest `returned - total + starttransfer`.
+            let times = report.split(separator: " ").compactMap { Double($0) }
+            let upstreamEnd = gets.first.flatMap { $0.split(separator: " ").last }.flatMap { Double($0.dropFirst(4)) }
+            try #require(times.count == 2 && upstreamEnd != nil, "\(report) \(gets)")
+            let firstByte = returned.timeIntervalSince1970 - times[1] + times[0]
+            #expect(firstByte < upstreamEnd! / 1000 - 1, "first byte at \(firstByte), upstream done at \(upstreamEnd! / 1000)")
         }
     }
 
@@ -161,20 +158,28 @@ struct LazyFetchTests {
 
     @Test("a fetch cut short: the client sees an error, not a short 200; nothing partial is served; the next read fetches it whole")
     func cutFetch() async throws {
-        // 3 MiB at 1 MiB/s, cut after one second.
-        try await withApacheGateway(rateLimitKiB: 1024) { g in
-            let content = try Self.random(3 << 20)
+        // 4 MiB at 512 KiB/s: eight seconds to cut it in.
+        try await withApacheGateway(rateLimitKiB: 512) { g in
+            let content = try Self.random(4 << 20)
             try g.writeUpstream("cut.bin", content)
             let partial = FileManager.default.temporaryDirectory.appendingPathComponent("cut-\(UUID().uuidString)")
             let reader = Task { try await g.curl("/lazy/cut.bin", output: partial) }
-            // Cut once the client has some of the bytes, not before it asked.
-            for _ in 0..<200 {
-                let received = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0
-                if received >= 256 << 10 { break }
-                try await Task.sleep(for: .milliseconds(25))
+            // Cut once the client has some of the bytes, not before it asked;
+            // watched from a Dispatch thread, which a busy test runner cannot starve.
+            let apache = g.apache
+            let sawBytes = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
+                DispatchQueue.global().async {
+                    var received = 0
+                    for _ in 0..<3000 where received < 256 << 10 {
+                        received = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0
+                        usleep(5_000)
+                    }
+                    apache.crash()
+                    done.resume(returning: received >= 256 << 10)
+                }
             }
-            g.apache.crash()
-            let (status, body, report) = try await reader.value
+            #expect(sawBytes, "the client was receiving when the upstream crashed")
+            let (status, body, report, _) = try await reader.value
             #expect(status != 0, "curl reports the transfer cut short (\(report))")
             #expect(body.count < content.count)
 

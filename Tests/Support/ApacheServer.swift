@@ -21,7 +21,8 @@ public final class ApacheServer: Sendable {
     private var pidFile: URL { folder.appendingPathComponent("logs/httpd.pid") }
 
     /// The access log's lines: method, decoded path, status, `depth=` Depth
-    /// header, request line, `range=` Range header, `bytes=` body bytes sent.
+    /// header, request line, `range=` Range header, `bytes=` body bytes sent,
+    /// `end=` when the response was sent, in milliseconds since 1970.
     public var accessLines: [String] {
         ((try? String(contentsOf: accessLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
@@ -74,7 +75,7 @@ public final class ApacheServer: Sendable {
                 \(runAs)PidFile "\(pidFile.path)"
                 DefaultRuntimeDir "\(folder.appendingPathComponent("logs").path)"
                 ErrorLog "\(errorLog.path)"
-                LogFormat "%m %U %>s depth=%{Depth}i \\"%r\\" range=%{Range}i bytes=%B" dav
+                LogFormat "%m %U %>s depth=%{Depth}i \\"%r\\" range=%{Range}i bytes=%B end=%{end:msec}t" dav
                 CustomLog "\(accessLog.path)" dav
                 LoadModule mpm_event_module \(modules)/mod_mpm_event.so
                 StartServers 1

@@ -9,16 +9,37 @@ import Glibc
 /// the threads of Dispatch and of Swift concurrency block SIGTERM, so a
 /// server started through it could never be stopped by SIGTERM.
 public enum ChildProcess {
+    /// Where a child's standard stream goes.
+    public enum Stream {
+        case nowhere
+        case descriptor(Int32)
+        /// Read from, or appended to (created when missing).
+        case file(URL)
+    }
+
     /// Spawns `executable` with stdin from /dev/null and stdout / stderr on
     /// the given descriptors.
     /// - Returns: the child's process id.
     public static func spawn(_ executable: String, _ arguments: [String], stdout: Int32, stderr: Int32) throws -> pid_t {
+        try spawn(executable, arguments, stdin: .nowhere, stdout: .descriptor(stdout), stderr: .descriptor(stderr))
+    }
+
+    /// Spawns `executable` with its streams where told, `environment` (or
+    /// ours), optionally in a process group of its own (so a whole tree of
+    /// helpers it starts can be stopped at once).
+    public static func spawn(_ executable: String, _ arguments: [String], stdin: Stream, stdout: Stream, stderr: Stream,
+                             environment: [String: String]? = nil, newProcessGroup: Bool = false) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-        posix_spawn_file_actions_adddup2(&actions, stderr, 2)
+        for (fd, stream) in [(Int32(0), stdin), (1, stdout), (2, stderr)] {
+            switch stream {
+            case .nowhere: posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+            case .descriptor(let source): posix_spawn_file_actions_adddup2(&actions, source, fd)
+            case .file(let url):
+                posix_spawn_file_actions_addopen(&actions, fd, url.path, fd == 0 ? O_RDONLY : O_WRONLY | O_CREAT | O_APPEND, 0o600)
+            }
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -28,11 +49,18 @@ public enum ChildProcess {
         for signal in [SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGWINCH, SIGPIPE] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigmask(&attributes, &empty)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        if newProcessGroup {
+            posix_spawnattr_setpgroup(&attributes, 0)
+            flags |= POSIX_SPAWN_SETPGROUP
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        var envp = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
         var pid = pid_t()
-        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, &envp)
         guard spawned == 0 else { throw SpawnError(message: "\(executable): posix_spawn error \(spawned)") }
         return pid
     }

@@ -44,8 +44,9 @@ struct ApacheGateway {
     /// received and curl's `-w` report. Waits on a Dispatch thread: the test
     /// runner's few cooperative threads must stay free for the other tests.
     /// The body is written to `output` as it arrives (watch it grow), or to
-    /// a temporary file.
-    func curl(_ path: String, output: URL? = nil, report: String = "%{time_starttransfer} %{time_total}") async throws -> (status: Int32, body: Data, report: String) {
+    /// a temporary file. `ended` is when curl exited, taken on the thread
+    /// that waited for it (a busy test runner cannot delay it).
+    func curl(_ path: String, output: URL? = nil, report: String = "%{time_starttransfer} %{time_total}") async throws -> (status: Int32, body: Data, report: String, ended: Date) {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result { try runCurl(path, output: output, report: report) })
@@ -53,7 +54,7 @@ struct ApacheGateway {
         }
     }
 
-    private func runCurl(_ path: String, output given: URL?, report: String) throws -> (status: Int32, body: Data, report: String) {
+    private func runCurl(_ path: String, output given: URL?, report: String) throws -> (status: Int32, body: Data, report: String, ended: Date) {
         let output = given ?? FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
         let process = Process()
@@ -66,7 +67,8 @@ struct ApacheGateway {
         try process.run()
         let written = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return (process.terminationStatus, (try? Data(contentsOf: output)) ?? Data(), written)
+        let ended = Date()
+        return (process.terminationStatus, (try? Data(contentsOf: output)) ?? Data(), written, ended)
     }
 }
 

@@ -90,33 +90,10 @@ struct ClientCommand {
         return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
 
-    /// posix_spawn in a new process group, no signal blocked, default dispositions.
+    /// In a new process group, no signal blocked, default dispositions.
     private func spawn(_ executable: String, _ arguments: [String], environment extra: [String: String],
                        stdin: URL, stdout: URL, stderr: URL) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, stdin.path, O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout.path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr.path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t(), defaults = sigset_t()
-        sigemptyset(&empty)
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGWINCH, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let envp = environment.merging(extra) { $1 }.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { envp.forEach { free($0) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        guard spawned == 0 else { throw SpawnFailed(executable: executable, code: spawned) }
-        return pid
+        try ChildProcess.spawn(executable, arguments, stdin: .file(stdin), stdout: .file(stdout), stderr: .file(stderr),
+                               environment: environment.merging(extra) { $1 }, newProcessGroup: true)
     }
 }
