@@ -130,7 +130,7 @@ extension Provider {
             fetched.cachedVersion = entry.version
             logFetch(path, bytes: entry.size, since: started)
             metrics.fetches.increment()
-            metrics.fetchedBytes.increment(by: entry.size - present.ranges.reduce(0) { $0 + Int64($1.count) })
+            metrics.fetchedBytes.increment(by: entry.size - present.byteCount)
             outcome = .success(fetched)
         } catch {
             metrics.fetchFailures.increment()

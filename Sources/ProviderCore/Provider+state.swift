@@ -32,7 +32,7 @@ extension Provider {
         if item.isMaterialized { return item.size }
         return fetches.withLockedValue { table in
             guard let sparse = table.sparse[item.id], sparse.holds(item) else { return 0 }
-            return sparse.present.ranges.reduce(0) { $0 + Int64($1.count) }
+            return sparse.present.byteCount
         }
     }
 

@@ -10,6 +10,9 @@ public struct ByteRanges: Sendable, Equatable {
 
     public var isEmpty: Bool { ranges.isEmpty }
 
+    /// How many bytes the set holds.
+    public var byteCount: Int64 { ranges.reduce(0) { $0 + Int64($1.count) } }
+
     public mutating func insert(_ range: ClosedRange<Int64>) {
         var merged = range
         var kept: [ClosedRange<Int64>] = []
