@@ -188,7 +188,7 @@ private struct ConfigReader {
     }
 
     private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
-        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "credentials", "access_group", "upstream_ca", "users"])
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "credentials", "access_group", "upstream_ca", "users"])
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
             throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
@@ -208,6 +208,15 @@ private struct ConfigReader {
         let folderETags = try table.bool("folder_etags") ?? false
         let keepLocal = try table.strings("keep_local") ?? []
         let budget = CacheBudget(maxBytes: try table.size("cache_budget"), minFreeBytes: try table.size("min_free_disk"))
+        var writeMode = WriteMode.through
+        if let text = try table.string("write_mode") {
+            guard let value = WriteMode(rawValue: text) else {
+                throw table.error("write_mode", "expected \"through\" or \"back\", got \"\(text)\"")
+            }
+            writeMode = value
+        }
+        let uploads = UploadPolicy(quietDelay: try table.duration("upload_delay") ?? 2,
+                                   maxAge: try table.duration("upload_max_age") ?? 7 * 86_400)
         var credentials: VaultReference?
         if let entry = try table.table("credentials") {
             let inner = SettingsTable(entry, name: "[[domain]] credentials", file: file)
@@ -239,7 +248,8 @@ private struct ConfigReader {
             }
             users = result
         }
-        return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, folderETags: folderETags, keepLocal: keepLocal, cacheBudget: budget, credentials: credentials,
+        return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, folderETags: folderETags, keepLocal: keepLocal, cacheBudget: budget,
+                              writeMode: writeMode, uploads: uploads, credentials: credentials,
                               accessGroup: group, upstreamCA: upstreamCA, users: users)
     }
 

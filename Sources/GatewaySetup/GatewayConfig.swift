@@ -96,6 +96,12 @@ public struct DomainSettings: Sendable {
     /// `cache_budget = "10 GiB"` and `min_free_disk = "2 GiB"`: over either,
     /// the least recently read clean content is evicted back to placeholders.
     public var cacheBudget: CacheBudget
+    /// `write_mode = "through"` (default for now) answers a PUT once the
+    /// upstream took it; `"back"` once it is durable here and journaled.
+    public var writeMode: WriteMode
+    /// `upload_delay` (seconds, default 2) and `upload_max_age` (seconds,
+    /// default 7 days) of write-back uploads.
+    public var uploads: UploadPolicy
     /// `credentials = { service = "...", account = "..." }`: the vault entry
     /// holding the upstream's password; nil for an upstream without auth.
     public var credentials: VaultReference?
@@ -110,6 +116,7 @@ public struct DomainSettings: Sendable {
 
     public init(name: String, upstream: UpstreamLocation, listingTTL: Double, revalidate: Revalidation = .listing,
                 folderETags: Bool = false, keepLocal: [String] = [], cacheBudget: CacheBudget = CacheBudget(),
+                writeMode: WriteMode = .through, uploads: UploadPolicy = UploadPolicy(),
                 credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
                 users: [String: DomainAccess]? = nil) {
         self.name = name
@@ -119,6 +126,8 @@ public struct DomainSettings: Sendable {
         self.folderETags = folderETags
         self.keepLocal = keepLocal
         self.cacheBudget = cacheBudget
+        self.writeMode = writeMode
+        self.uploads = uploads
         self.credentials = credentials
         self.accessGroup = accessGroup ?? name
         self.upstreamCA = upstreamCA

@@ -57,6 +57,9 @@ extension Provider {
             }
             let existing = try await index.child(of: parent.id, named: name)
             if existing?.isFolder == true { throw ProviderError.wrongKind }
+            if writeMode == .back {
+                return try await recordWrite(file, at: path, parent: parent, existing: existing)
+            }
             let basis: UpstreamExpectation = existing?.upstreamVersion.map { .version($0) } ?? .absent
             let entry: UpstreamEntry
             metrics.uploadsInFlight.increment()
@@ -91,7 +94,7 @@ extension Provider {
     /// Stores our bytes as a conflict copy beside the upstream's newer file,
     /// marks it with a davgate property naming what it conflicts with, and
     /// makes the folder's listing stale so the upstream's version is seen.
-    private func keepBoth(_ file: URL, at path: ItemPath, parent: Item) async throws -> WriteOutcome {
+    func keepBoth(_ file: URL, at path: ItemPath, parent: Item) async throws -> WriteOutcome {
         let copyPath = Array(path.dropLast()) + [Self.conflictName(for: path.last!, at: Date())]
         let entry = try await upstream { try await store.upload(file, to: copyPath, expecting: .absent) }
         metrics.uploads.increment()

@@ -24,6 +24,7 @@ extension Provider {
     }
 
     private func removeBoth(_ target: Item, at path: ItemPath) async throws {
+        try await dropUploads(under: target)
         do {
             try await store.delete(path)
         } catch UpstreamError.notFound {
@@ -40,6 +41,8 @@ extension Provider {
     public func move(from source: ItemPath, to destination: ItemPath, overwrite: Bool) async throws -> (item: Item, replaced: Bool) {
         try await mutate {
             let (moving, parent, existing) = try await prepareTransfer(from: source, to: destination, overwrite: overwrite)
+            // Pending writes reach the upstream under the old name first.
+            try await flushUploads(under: moving)
             if let existing { try await removeBoth(existing, at: destination) }
             let entry = try await upstream { try await store.move(source, to: destination) }
             let moved = try await index.move(id: moving.id, to: parent.id, name: destination.last!, entry: entry)
@@ -52,6 +55,7 @@ extension Provider {
     public func copy(from source: ItemPath, to destination: ItemPath, recursive: Bool, overwrite: Bool) async throws -> (item: Item, replaced: Bool) {
         try await mutate {
             let (original, parent, existing) = try await prepareTransfer(from: source, to: destination, overwrite: overwrite)
+            try await flushUploads(under: original)
             if let existing { try await removeBoth(existing, at: destination) }
             let entry = try await upstream { try await store.copy(source, to: destination, recursive: recursive) }
             let copy = try await index.insert(entry, parent: parent.id, domain: domain, listed: original.isFolder && !recursive)

@@ -11,12 +11,15 @@ public enum ContentState: String, Sendable {
     case partial
     /// The current version is in the local cache.
     case materialized
+    /// Written here, waiting in the journal for its upload (write-back).
+    case modified
     case folder
 }
 
 extension Provider {
     public func contentState(of item: Item) -> ContentState {
         if item.isFolder { return .folder }
+        if item.dirty { return .modified }
         if item.isMaterialized { return .materialized }
         return fetches.withLockedValue { table in
             if table.whole[item.id] != nil { return .fetching }

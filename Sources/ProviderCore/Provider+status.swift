@@ -10,9 +10,18 @@ public struct DomainStatus: Sendable, Codable, Equatable {
         public var files: Int
     }
     public struct Uploads: Sendable, Codable, Equatable {
-        /// Uploads running now. Writes are uploaded before the PUT is
-        /// answered, so nothing waits in a queue.
+        /// Uploads running now.
         public var inFlight: Int
+        /// Write-back: files written here waiting for their upload, and their bytes.
+        public var pending: Int
+        public var pendingBytes: Int64
+        /// Uploads given up after `upload_max_age` (kept here, never dropped).
+        public var failed: [Failure]
+    }
+    public struct Failure: Sendable, Codable, Equatable {
+        public var path: String
+        public var error: String
+        public var attempts: Int
     }
     public struct Conflict: Sendable, Codable, Equatable {
         /// The kept-both copy holding our edit.
@@ -37,8 +46,17 @@ extension Provider {
         }
         let cache = self.cache
         let cacheUse = try await blocking { cache.usage() }
+        var newest: [Int64: JournalEntry] = [:]
+        for entry in try await index.journal(domain: domain) { newest[entry.itemID] = entry }
+        var failures: [DomainStatus.Failure] = []
+        for entry in newest.values.sorted(by: { $0.seq < $1.seq }) where entry.failed {
+            failures.append(.init(path: "/" + (try await index.path(of: entry.itemID)).joined(separator: "/"),
+                                  error: entry.lastError ?? "", attempts: entry.attempts))
+        }
         return DomainStatus(name: domain, upstream: store.displayName, health: health.snapshot, items: counts,
                             cache: .init(bytes: cacheUse.bytes, files: cacheUse.files),
-                            uploads: .init(inFlight: uploadsRunning.withLockedValue { $0 }), conflicts: conflicts)
+                            uploads: .init(inFlight: uploadsRunning.withLockedValue { $0 }, pending: newest.count,
+                                           pendingBytes: newest.values.reduce(0) { $0 + $1.size }, failed: failures),
+                            conflicts: conflicts)
     }
 }

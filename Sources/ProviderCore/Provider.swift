@@ -23,6 +23,12 @@ public final class Provider: Sendable {
     let health = UpstreamHealth()
     /// How much the cache may hold.
     public let budget: CacheBudget
+    /// Whether a PUT waits for its upload (through) or the journal's (back).
+    public let writeMode: WriteMode
+    public let uploads: UploadPolicy
+    /// One upload at a time, so an item's uploads stay in order and a MOVE
+    /// or DELETE can wait for the one in flight.
+    let uploadGate = AsyncMutex()
     /// Readers by item, and when each item was last read.
     let reads = NIOLockedValueBox(ReadTracking())
     /// One eviction pass at a time.
@@ -47,7 +53,8 @@ public final class Provider: Sendable {
 
     public init(domain: String, store: any UpstreamStore, index: MetadataIndex, cacheFolder: URL, listingTTL: TimeInterval,
                 revalidation: Revalidation = .listing, trustFolderVersions: Bool = false,
-                budget: CacheBudget = CacheBudget(), logger: Logger) throws {
+                budget: CacheBudget = CacheBudget(), writeMode: WriteMode = .through, uploads: UploadPolicy = UploadPolicy(),
+                logger: Logger) throws {
         self.domain = domain
         self.store = store
         self.index = index
@@ -56,6 +63,8 @@ public final class Provider: Sendable {
         self.revalidation = revalidation
         self.trustFolderVersions = trustFolderVersions
         self.budget = budget
+        self.writeMode = writeMode
+        self.uploads = uploads
         self.metrics = ProviderMetrics(domain: domain)
         self.logger = logger
     }

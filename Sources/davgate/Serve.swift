@@ -64,7 +64,8 @@ struct Serve: AsyncParsableCommand {
                 domain: domain.name, store: store, index: index,
                 cacheFolder: server.state.appendingPathComponent("cache").appendingPathComponent(domain.name),
                 listingTTL: domain.listingTTL, revalidation: domain.revalidate,
-                trustFolderVersions: domain.folderETags, budget: domain.cacheBudget, logger: logger)
+                trustFolderVersions: domain.folderETags, budget: domain.cacheBudget,
+                writeMode: domain.writeMode, uploads: domain.uploads, logger: logger)
         }
 
         var permissions: [String: [String: DomainPermission]] = [:]
@@ -80,6 +81,13 @@ struct Serve: AsyncParsableCommand {
         settings.metricsText = { metrics.emitToString() }
         let scheme = server.tls ? "https" : "http"
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
+        // Write-back: what the journal holds from before a restart is put
+        // right first, then uploaded alongside the server.
+        for provider in providers.values where provider.writeMode == .back {
+            try await provider.recoverJournal()
+        }
+        let uploaders = providers.values.filter { $0.writeMode == .back }.map { provider in Task { await provider.runUploads() } }
+        defer { uploaders.forEach { $0.cancel() } }
         try await DAVServer(settings: settings, logger: logger).run { port in
             let domains = config.domains.map { "\(scheme)://\(host):\(port)/\($0.name)/" }.joined(separator: ", ")
             say("davgate listening on \(scheme)://\(host):\(port)/ serving \(domains)")

@@ -43,7 +43,8 @@ struct StatusCommand: AsyncParsableCommand {
             lines.append("  upstream:  \(health)")
             lines.append("  items:     \(domain.items.files) files (\(bytes(domain.items.bytesListed))), \(domain.items.folders) folders, \(domain.items.materialized) files local")
             lines.append("  cache:     \(bytes(domain.cache.bytes)) in \(domain.cache.files) files")
-            lines.append("  uploads:   \(domain.uploads.inFlight) running")
+            lines.append("  uploads:   \(domain.uploads.inFlight) running, \(domain.uploads.pending) pending (\(bytes(domain.uploads.pendingBytes))), \(domain.uploads.failed.count) failed")
+            lines += domain.uploads.failed.map { "    FAILED \($0.path): \($0.error) (\($0.attempts) attempts)" }
             lines.append("  conflicts: \(domain.conflicts.count)")
             lines += domain.conflicts.map { "    \($0.path)" }
         }

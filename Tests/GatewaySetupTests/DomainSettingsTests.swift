@@ -89,6 +89,8 @@ struct DomainSettingsTests {
             keep_local = ["._*", ".DS_Store"]
             cache_budget = "1.5 GiB"
             min_free_disk = 1000000
+            write_mode = "back"
+            upload_delay = 0.5
 
             [[domain]]
             name = "files"
@@ -98,10 +100,13 @@ struct DomainSettingsTests {
         #expect(config.domains[0].folderETags)
         #expect(config.domains[0].keepLocal == ["._*", ".DS_Store"])
         #expect(config.domains[0].cacheBudget == CacheBudget(maxBytes: 1_610_612_736, minFreeBytes: 1_000_000))
+        #expect(config.domains[0].writeMode == .back && config.domains[0].uploads.quietDelay == 0.5)
+        #expect(config.domains[1].writeMode == .through, "write-through stays the default for now")
         #expect(config.domains[1].revalidate == .listing && !config.domains[1].folderETags && config.domains[1].keepLocal.isEmpty,
                 "defaults: trust listings, no folder ETags, nothing kept local")
         for (key, value) in [("revalidate", "\"sometimes\""), ("folder_etags", "\"yes\""), ("keep_local", "\"._*\""), ("keep_local", "[1]"),
-                             ("cache_budget", "\"lots\""), ("cache_budget", "-1"), ("min_free_disk", "\"2 parsecs\"")] {
+                             ("cache_budget", "\"lots\""), ("cache_budget", "-1"), ("min_free_disk", "\"2 parsecs\""),
+                             ("write_mode", "\"sideways\""), ("upload_delay", "-1")] {
             let text = "[[domain]]\nname = \"x\"\nupstream = \"https://cloud.example/dav/\"\n\(key) = \(value)\n"
             #expect {
                 _ = try GatewayConfig.load(from: try folder.config(text))

@@ -101,6 +101,13 @@ public final class DavgateProcess: @unchecked Sendable {
         ChildProcess.stop(pid)
     }
 
+    /// Kills the process at once (SIGKILL: no shutdown of any kind) and reaps it.
+    public func crash() {
+        guard !ChildProcess.hasEnded(pid) else { return }
+        kill(pid, SIGKILL)
+        _ = ChildProcess.wait(pid)
+    }
+
     /// Stops the process and removes its folder.
     public func cleanUp() {
         stop()

@@ -303,7 +303,7 @@ lazy_row() {
 }
 SIZE_LABEL=$( (( BIG_MIB >= 1024 )) && echo "$(( BIG_MIB / 1024 )) GiB" || echo "$BIG_MIB MiB")
 lazy_row "GET $SIZE_LABEL cold (MB/s)"           bigcold     higher ratio:0.95
-lazy_row "new $SIZE_LABEL file to page cache (MB/s)" pagecache higher none
+lazy_row "new $SIZE_LABEL file, dd (MB/s)"       pagecache   higher none
 lazy_row "GET $SIZE_LABEL warm (MB/s)"           bigwarm     higher none
 lazy_row "GET 4 KiB cold, median (ms)"           get4kcoldmed lower within:2
 lazy_row "GET 4 KiB cold, p90 (ms)"              get4kcoldp90 lower within:2

@@ -24,6 +24,8 @@ enum StatusPage {
             } else {
                 health = "<span class=\"state\">not asked yet</span>"
             }
+            let failed = domain.uploads.failed.isEmpty ? ""
+                : ", \(domain.uploads.failed.count) failed:<ul>" + domain.uploads.failed.map { "<li>\(XMLEscaping.text($0.path)): \(XMLEscaping.text($0.error)) (\($0.attempts) attempts)</li>" }.joined() + "</ul>"
             let conflicts = domain.conflicts.isEmpty ? "none"
                 : "<ul>" + domain.conflicts.map { "<li><a href=\"\(XMLEscaping.attribute(DAVPath(segments: [domain.name] + $0.path.split(separator: "/").map(String.init)).href(collection: false)))\">\(XMLEscaping.text($0.path))</a></li>" }.joined() + "</ul>"
             body += """
@@ -33,7 +35,7 @@ enum StatusPage {
                 <tr><th>Health</th><td>\(health)</td></tr>
                 <tr><th>Items</th><td>\(count(domain.items.files, "file")) (\(BrowserPage.humanSize(domain.items.bytesListed))), \(count(domain.items.folders, "folder"))</td></tr>
                 <tr><th>Cache</th><td data-cache-bytes="\(domain.cache.bytes)">\(BrowserPage.humanSize(domain.cache.bytes)) in \(count(domain.cache.files, "file")); \(domain.items.materialized) of \(count(domain.items.files, "file")) local</td></tr>
-                <tr><th>Uploads</th><td>\(domain.uploads.inFlight) running (a PUT is answered once its upload is done)</td></tr>
+                <tr><th>Uploads</th><td data-pending="\(domain.uploads.pending)">\(domain.uploads.inFlight) running, \(domain.uploads.pending) pending (\(BrowserPage.humanSize(domain.uploads.pendingBytes)))\(failed)</td></tr>
                 <tr><th>Conflicts</th><td class="conflicts">\(conflicts)</td></tr>
                 </table></section>
 

@@ -8,11 +8,17 @@ public struct ContentCache: Sendable {
     public let folder: URL
     let temporary: URL
 
+    /// Acknowledged writes waiting for their upload (write-back): kept
+    /// across restarts, each named in a journal row.
+    let outbox: URL
+
     public init(folder: URL) throws {
         self.folder = folder
         temporary = folder.appendingPathComponent("tmp", isDirectory: true)
+        outbox = folder.appendingPathComponent("outbox", isDirectory: true)
         let fm = FileManager.default
         try fm.createDirectory(at: temporary, withIntermediateDirectories: true)
+        try fm.createDirectory(at: outbox, withIntermediateDirectories: true)
         // Leftovers of a crash are partial by definition.
         for name in (try? fm.contentsOfDirectory(atPath: temporary.path)) ?? [] {
             try? fm.removeItem(at: temporary.appendingPathComponent(name))
@@ -37,6 +43,56 @@ public struct ContentCache: Sendable {
         guard rename(temporaryFile.path, file(for: id).path) == 0 else {
             throw ProviderError.local("cannot install cache file: \(String(cString: strerror(errno)))")
         }
+    }
+
+    public func outboxFile(_ name: String) -> URL {
+        outbox.appendingPathComponent(name)
+    }
+
+    /// Moves a complete, fsynced file into the outbox under a new name, and
+    /// makes the name durable; returns the name.
+    func moveToOutbox(_ file: URL) throws -> String {
+        let name = UUID().uuidString
+        guard rename(file.path, outboxFile(name).path) == 0 else {
+            throw ProviderError.local("cannot move a write into the outbox: \(String(cString: strerror(errno)))")
+        }
+        try Self.syncFolder(outbox)
+        return name
+    }
+
+    /// Makes the outbox file `name` the item's content too (a hard link:
+    /// the outbox keeps the bytes to upload whatever the cache does next).
+    func installFromOutbox(_ name: String, for id: Int64) throws {
+        let staging = temporaryFile("link")
+        guard link(outboxFile(name).path, staging.path) == 0 else {
+            throw ProviderError.local("cannot link a write into the cache: \(String(cString: strerror(errno)))")
+        }
+        try install(staging, for: id)
+    }
+
+    /// Whether the item's cache file is the outbox file `name` (same inode).
+    func holds(_ name: String, for id: Int64) -> Bool {
+        var a = stat(), b = stat()
+        return lstat(file(for: id).path, &a) == 0 && lstat(outboxFile(name).path, &b) == 0 && a.st_ino == b.st_ino
+    }
+
+    /// Outbox files no journal row names: leftovers of a crash between the
+    /// move and the journal's commit.
+    func removeOutbox(except kept: Set<String>) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: outbox.path)) ?? [] where !kept.contains(name) {
+            unlink(outboxFile(name).path)
+        }
+    }
+
+    func removeOutbox(_ names: [String]) {
+        for name in names { unlink(outboxFile(name).path) }
+    }
+
+    static func syncFolder(_ folder: URL) throws {
+        let fd = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw ProviderError.local("cannot open \(folder.path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw ProviderError.local("cannot sync \(folder.path): \(String(cString: strerror(errno)))") }
     }
 
     public func remove(_ ids: [Int64]) {
@@ -78,10 +134,13 @@ public struct ContentCache: Sendable {
     /// holds) and the count of files, in progress ones included.
     func usage() -> (bytes: Int64, files: Int) {
         var bytes: Int64 = 0, files = 0
-        for folder in [folder, temporary] {
+        // An outbox file and the cache file of a dirty item are one inode.
+        var seen = Set<UInt>()
+        for folder in [folder, temporary, outbox] {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
                 var st = stat()
-                guard lstat(folder.appendingPathComponent(name).path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+                guard lstat(folder.appendingPathComponent(name).path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+                      seen.insert(UInt(st.st_ino)).inserted else { continue }
                 bytes += Int64(st.st_blocks) * 512
                 files += 1
             }

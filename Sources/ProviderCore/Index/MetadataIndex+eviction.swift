@@ -7,7 +7,7 @@ import GRDB
 extension MetadataIndex {
     /// Ids of the domain's items that must keep their content: those with
     /// the property `namespace`/`name` (pinned) or under a folder that has
-    /// it, and those covered by a live lock.
+    /// it, those covered by a live lock, and those not uploaded yet (dirty).
     public func keptItems(domain: String, pinnedBy namespace: String, _ name: String, now: Date = Date()) async throws -> Set<Int64> {
         try await pool.read { db in
             let ids = try Int64.fetchAll(db, sql: """
@@ -19,7 +19,8 @@ extension MetadataIndex {
                     UNION SELECT item.id FROM item JOIN kept ON item.parent_id = kept.id
                 )
                 SELECT id FROM kept
-                """, arguments: [domain, namespace, name, domain, now.timeIntervalSince1970])
+                UNION SELECT id FROM item WHERE domain = ? AND dirty = 1
+                """, arguments: [domain, namespace, name, domain, now.timeIntervalSince1970, domain])
             return Set(ids)
         }
     }

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 extension Item {
-    static let columns = "id, domain, parent_id, name, is_folder, size, modified, created, content_version, upstream_version, cached_version, executable, listed_at, checksum, checksum_version"
+    static let columns = "id, domain, parent_id, name, is_folder, size, modified, created, content_version, upstream_version, cached_version, executable, listed_at, checksum, checksum_version, dirty"
 
     init(row: Row) {
         self.init(
@@ -15,7 +15,8 @@ extension Item {
             executable: row[11],
             listedAt: (row[12] as Double?).map { Date(timeIntervalSince1970: $0) },
             // Valid only for the content version it was computed for.
-            checksum: (row[14] as Int64?) == (row[8] as Int64) ? row[13] : nil
+            checksum: (row[14] as Int64?) == (row[8] as Int64) ? row[13] : nil,
+            dirty: row[15]
         )
     }
 }
@@ -192,6 +193,9 @@ extension MetadataIndex {
             var stale: [Int64] = []
             for entry in entries {
                 if let item = existing.removeValue(forKey: entry.name) {
+                    // Written here, not uploaded yet: ours is the truth until
+                    // the upload (which settles any conflict) is done.
+                    if item.dirty { continue }
                     if item.isFolder != entry.isFolder {
                         stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
                         _ = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false)
@@ -210,7 +214,7 @@ extension MetadataIndex {
                     _ = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false)
                 }
             }
-            for item in existing.values {
+            for item in existing.values where !item.dirty {
                 stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
             }
             try db.execute(sql: "UPDATE item SET listed_at = ?, listed_version = ? WHERE id = ?", arguments: [Date().timeIntervalSince1970, version, folder])

@@ -89,6 +89,28 @@ public final class MetadataIndex: Sendable {
             try db.execute(sql: "ALTER TABLE item ADD COLUMN checksum TEXT")
             try db.execute(sql: "ALTER TABLE item ADD COLUMN checksum_version INTEGER")
         }
+        migrator.registerMigration("v5: write-back journal") { db in
+            // Writes acknowledged before their upload: each row names the
+            // durable copy (in the cache's outbox) and the upstream version
+            // the edit was based on (NULL: a new file).
+            try db.execute(sql: """
+                ALTER TABLE item ADD COLUMN dirty INTEGER NOT NULL DEFAULT 0;
+                CREATE TABLE journal (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    domain TEXT NOT NULL,
+                    item_id INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
+                    file TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    basis TEXT,
+                    created REAL NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt REAL NOT NULL,
+                    last_error TEXT,
+                    failed INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE INDEX journal_by_item ON journal(item_id);
+                """)
+        }
         return migrator
     }
 }

@@ -34,10 +34,13 @@ public struct Item: Sendable, Equatable {
     /// (a PUT); nil otherwise. Tied to the content version, so any change
     /// of the content drops it.
     public var checksum: String?
+    /// Written here and not yet uploaded (write-back): the local content is
+    /// the truth until the journal has delivered it.
+    public var dirty: Bool
 
     public init(id: Int64, domain: String, parentID: Int64?, name: String, kind: Kind, size: Int64, modified: Date, created: Date,
                 contentVersion: Int64, upstreamVersion: String?, cachedVersion: String?, executable: Bool, listedAt: Date?,
-                checksum: String? = nil) {
+                checksum: String? = nil, dirty: Bool = false) {
         self.id = id
         self.domain = domain
         self.parentID = parentID
@@ -52,14 +55,16 @@ public struct Item: Sendable, Equatable {
         self.executable = executable
         self.listedAt = listedAt
         self.checksum = checksum
+        self.dirty = dirty
     }
 
     public var isFolder: Bool { kind == .folder }
     public var isRoot: Bool { parentID == nil }
 
-    /// Content is local and is the version the listing shows.
+    /// Content is local and current: the version the listing shows, or
+    /// newer bytes written here that wait for their upload.
     public var isMaterialized: Bool {
-        kind == .file && cachedVersion != nil && cachedVersion == upstreamVersion
+        kind == .file && (dirty || cachedVersion != nil && cachedVersion == upstreamVersion)
     }
 
     /// Strong ETag derived from identity and content version, never from

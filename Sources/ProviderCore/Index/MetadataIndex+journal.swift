@@ -1,0 +1,197 @@
+import Foundation
+import GRDB
+
+/// One acknowledged write waiting for its upload.
+public struct JournalEntry: Sendable, Equatable {
+    public var seq: Int64
+    public var itemID: Int64
+    /// The durable copy of the bytes, by name in the cache's outbox.
+    public var file: String
+    public var size: Int64
+    /// The upstream version the edit was based on; nil for a new file.
+    public var basis: String?
+    public var created: Date
+    public var attempts: Int
+    public var lastError: String?
+    public var failed: Bool
+
+    static let columns = "seq, item_id, file, size, basis, created, attempts, last_error, failed"
+
+    init(row: Row) {
+        self.init(seq: row[0], itemID: row[1], file: row[2], size: row[3], basis: row[4],
+                  created: Date(timeIntervalSince1970: row[5]), attempts: row[6], lastError: row[7], failed: row[8])
+    }
+
+    public init(seq: Int64, itemID: Int64, file: String, size: Int64, basis: String?, created: Date,
+                attempts: Int, lastError: String?, failed: Bool) {
+        self.seq = seq
+        self.itemID = itemID
+        self.file = file
+        self.size = size
+        self.basis = basis
+        self.created = created
+        self.attempts = attempts
+        self.lastError = lastError
+        self.failed = failed
+    }
+}
+
+/// The write-back journal: rows written in the same transaction as the item
+/// they change, so an acknowledged write and its place in the upload queue
+/// are durable together (`PRAGMA synchronous = FULL`).
+extension MetadataIndex {
+    /// Records a write of `size` bytes at `name` under `parent` whose bytes
+    /// are durable in the outbox as `file`: the item (created, or updated
+    /// with a new content version) becomes dirty, and a journal row queues
+    /// its upload. The basis is the upstream version before the first
+    /// pending edit, so a chain of edits uploads as one change.
+    public func recordLocalWrite(existing: Item?, parent: Int64, domain: String, name: String,
+                                 size: Int64, modified: Date, file: String) async throws -> Item {
+        try await pool.write { db in
+            let now = Date().timeIntervalSince1970
+            let id: Int64
+            let basis: String?
+            if let existing {
+                id = existing.id
+                if existing.dirty {
+                    basis = try String.fetchOne(db, sql: "SELECT basis FROM journal WHERE item_id = ? ORDER BY seq DESC LIMIT 1",
+                                                arguments: [id])
+                } else {
+                    basis = existing.upstreamVersion
+                }
+                try db.execute(sql: """
+                    UPDATE item SET size = ?, modified = ?, dirty = 1, cached_version = NULL,
+                        content_version = content_version + 1 WHERE id = ?
+                    """, arguments: [size, modified.timeIntervalSince1970, id])
+            } else {
+                basis = nil
+                try db.execute(sql: """
+                    INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, dirty)
+                    VALUES (?, ?, ?, 0, ?, ?, ?, 1)
+                    """, arguments: [domain, parent, name, size, modified.timeIntervalSince1970, now])
+                id = db.lastInsertedRowID
+            }
+            try db.execute(sql: """
+                INSERT INTO journal (domain, item_id, file, size, basis, created, next_attempt) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [domain, id, file, size, basis, now, now])
+            return Item(row: try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id])!)
+        }
+    }
+
+    /// The newest entry of each item whose last write is older than
+    /// `quietSince` and whose retry time has come, oldest first; items in
+    /// `held` (under a write lock) wait.
+    public func uploadsDue(domain: String, quietSince: Date, now: Date = Date(), limit: Int = 64) async throws -> [JournalEntry] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(JournalEntry.columns) FROM journal j
+                WHERE domain = ? AND failed = 0 AND created <= ? AND next_attempt <= ?
+                  AND seq = (SELECT MAX(seq) FROM journal WHERE item_id = j.item_id)
+                ORDER BY seq LIMIT ?
+                """, arguments: [domain, quietSince.timeIntervalSince1970, now.timeIntervalSince1970, limit]).map(JournalEntry.init(row:))
+        }
+    }
+
+    /// Every entry of the domain, oldest first (status, recovery).
+    public func journal(domain: String) async throws -> [JournalEntry] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(JournalEntry.columns) FROM journal WHERE domain = ? ORDER BY seq",
+                             arguments: [domain]).map(JournalEntry.init(row:))
+        }
+    }
+
+    /// The newest entry of each of these items that has one.
+    public func latestEntries(of ids: [Int64]) async throws -> [JournalEntry] {
+        guard !ids.isEmpty else { return [] }
+        return try await pool.read { db in
+            var result: [JournalEntry] = []
+            for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                result += try Row.fetchAll(db, sql: """
+                    SELECT \(JournalEntry.columns) FROM journal j WHERE item_id IN (\(marks))
+                      AND seq = (SELECT MAX(seq) FROM journal WHERE item_id = j.item_id)
+                    """, arguments: StatementArguments(chunk)).map(JournalEntry.init(row:))
+            }
+            return result
+        }
+    }
+
+    /// The upload of `entry` arrived as `uploaded`: its rows up to it go,
+    /// and the item is clean again unless a newer write came meanwhile (that
+    /// one is now based on what we uploaded). Returns the outbox files of the
+    /// rows that went, for the caller to delete.
+    public func completeUpload(_ entry: JournalEntry, uploaded: UpstreamEntry) async throws -> [String] {
+        try await pool.write { db in
+            let files = try String.fetchAll(db, sql: "SELECT file FROM journal WHERE item_id = ? AND seq <= ?",
+                                            arguments: [entry.itemID, entry.seq])
+            try db.execute(sql: "DELETE FROM journal WHERE item_id = ? AND seq <= ?", arguments: [entry.itemID, entry.seq])
+            let newer = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM journal WHERE item_id = ?", arguments: [entry.itemID]) ?? 0
+            if newer == 0 {
+                try db.execute(sql: """
+                    UPDATE item SET dirty = 0, upstream_version = ?, cached_version = ?, modified = ? WHERE id = ?
+                    """, arguments: [uploaded.version, uploaded.version, uploaded.modified.timeIntervalSince1970, entry.itemID])
+            } else {
+                try db.execute(sql: "UPDATE item SET upstream_version = ? WHERE id = ?", arguments: [uploaded.version, entry.itemID])
+                try db.execute(sql: "UPDATE journal SET basis = ? WHERE item_id = ?", arguments: [uploaded.version, entry.itemID])
+            }
+            return files
+        }
+    }
+
+    /// Our write lost to a newer upstream version and was kept as a copy:
+    /// the item's rows up to `entry` go and, without newer writes, it becomes
+    /// a placeholder of the upstream's version. Returns the outbox files.
+    public func abandonUpload(_ entry: JournalEntry, upstream: UpstreamEntry?) async throws -> [String] {
+        try await pool.write { db in
+            let files = try String.fetchAll(db, sql: "SELECT file FROM journal WHERE item_id = ? AND seq <= ?",
+                                            arguments: [entry.itemID, entry.seq])
+            try db.execute(sql: "DELETE FROM journal WHERE item_id = ? AND seq <= ?", arguments: [entry.itemID, entry.seq])
+            let newer = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM journal WHERE item_id = ?", arguments: [entry.itemID]) ?? 0
+            if newer == 0, let upstream {
+                try db.execute(sql: """
+                    UPDATE item SET dirty = 0, upstream_version = ?, cached_version = NULL, size = ?, modified = ?,
+                        content_version = content_version + 1 WHERE id = ?
+                    """, arguments: [upstream.version, upstream.size, upstream.modified.timeIntervalSince1970, entry.itemID])
+            } else if newer > 0, let upstream {
+                try db.execute(sql: "UPDATE journal SET basis = ? WHERE item_id = ?", arguments: [upstream.version, entry.itemID])
+            }
+            return files
+        }
+    }
+
+    /// An upload failed: retry at `next`, or give up (`failed`, kept and
+    /// reported, never dropped).
+    public func uploadFailed(_ entry: JournalEntry, error: String, next: Date, failed: Bool) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE journal SET attempts = attempts + 1, last_error = ?, next_attempt = ?, failed = ? WHERE seq = ?",
+                           arguments: [error, next.timeIntervalSince1970, failed, entry.seq])
+        }
+    }
+
+    /// Drops the journal of these items (their content is deleted here, so
+    /// there is nothing left to upload). Returns the outbox files.
+    public func dropJournal(of ids: [Int64]) async throws -> [String] {
+        guard !ids.isEmpty else { return [] }
+        return try await pool.write { db in
+            let marks = Array(repeating: "?", count: ids.count).joined(separator: ",")
+            let files = try String.fetchAll(db, sql: "SELECT file FROM journal WHERE item_id IN (\(marks))", arguments: StatementArguments(ids))
+            try db.execute(sql: "DELETE FROM journal WHERE item_id IN (\(marks))", arguments: StatementArguments(ids))
+            return files
+        }
+    }
+
+    /// Items of the domain under a live lock, or below a folder with one:
+    /// their uploads wait for the UNLOCK (or the lock's expiry).
+    public func lockedItems(domain: String, now: Date = Date()) async throws -> Set<Int64> {
+        try await pool.read { db in
+            Set(try Int64.fetchAll(db, sql: """
+                WITH RECURSIVE held(id) AS (
+                    SELECT lock.item_id FROM lock JOIN item ON item.id = lock.item_id
+                        WHERE item.domain = ? AND (lock.expires IS NULL OR lock.expires > ?)
+                    UNION SELECT item.id FROM item JOIN held ON item.parent_id = held.id
+                )
+                SELECT id FROM held
+                """, arguments: [domain, now.timeIntervalSince1970]))
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import CoreMetrics
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+
+/// When a PUT is answered: after the upstream took it, or once it is durable
+/// here and queued in the journal (the File Provider's `itemChanged` upload).
+public enum WriteMode: String, Sendable, CaseIterable {
+    case through
+    case back
+}
+
+/// How the journal uploads: after a quiet delay (bursts coalesce), with
+/// retries backing off, and a maximum age after which an upload is marked
+/// failed (reported, never dropped).
+public struct UploadPolicy: Sendable, Equatable {
+    public var quietDelay: TimeInterval
+    public var maxAge: TimeInterval
+
+    public init(quietDelay: TimeInterval = 2, maxAge: TimeInterval = 7 * 86_400) {
+        self.quietDelay = quietDelay
+        self.maxAge = maxAge
+    }
+}
+
+extension Provider {
+    /// Write-back: the fsynced body moves into the outbox, the item and its
+    /// journal row commit in one transaction, and the cache takes the same
+    /// inode. Acknowledged from then on; the upload comes later.
+    func recordWrite(_ file: URL, at path: ItemPath, parent: Item, existing: Item?) async throws -> WriteOutcome {
+        var st = stat()
+        guard lstat(file.path, &st) == 0 else { throw ProviderError.local("the written file vanished") }
+        let modified = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec) + TimeInterval(st.st_mtim.tv_nsec) / 1e9)
+        let name = try cache.moveToOutbox(file)
+        let item: Item
+        do {
+            item = try await index.recordLocalWrite(existing: existing, parent: parent.id, domain: domain, name: path.last!,
+                                                    size: Int64(st.st_size), modified: modified, file: name)
+        } catch {
+            cache.removeOutbox([name])
+            throw error
+        }
+        // Committed: a crash from here on is repaired by `recoverJournal`.
+        try cache.installFromOutbox(name, for: item.id)
+        return WriteOutcome(item: item, created: existing == nil)
+    }
+
+    /// At start: every dirty item's cache file is its newest outbox file (a
+    /// crash may have come between the journal's commit and the link), and
+    /// outbox files no row names (a crash before the commit) go.
+    public func recoverJournal() async throws {
+        let entries = try await index.journal(domain: domain)
+        var newest: [Int64: JournalEntry] = [:]
+        for entry in entries { newest[entry.itemID] = entry }
+        for entry in newest.values where !cache.holds(entry.file, for: entry.itemID) {
+            try cache.installFromOutbox(entry.file, for: entry.itemID)
+        }
+        cache.removeOutbox(except: Set(entries.map(\.file)))
+        if !entries.isEmpty {
+            logger.info("journal: \(newest.count) files to upload (\(entries.reduce(0) { $0 + $1.size }) bytes) from before the restart")
+        }
+    }
+
+    /// Runs the uploads of the journal until the task is cancelled: every
+    /// quarter second, the due entries (quiet for the delay, retry time
+    /// come, not under a lock) are uploaded, a few at a time, oldest first.
+    public func runUploads() async {
+        guard writeMode == .back else { return }
+        while !Task.isCancelled {
+            do {
+                try await uploadDue()
+            } catch {
+                logger.warning("journal: \(error)")
+            }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
+    /// Uploads the due entries one at a time, oldest first: one upload gate
+    /// per domain keeps every item's uploads in order and lets a MOVE or
+    /// DELETE wait for the upload in flight.
+    func uploadDue() async throws {
+        let due = try await index.uploadsDue(domain: domain, quietSince: Date().addingTimeInterval(-uploads.quietDelay))
+        guard !due.isEmpty else { return }
+        let held = try await index.lockedItems(domain: domain)
+        for entry in due where !held.contains(entry.itemID) && !Task.isCancelled {
+            try? await upload(entry)
+        }
+    }
+
+    /// Uploads every pending write at or below `item` now, before a MOVE or
+    /// COPY takes its path elsewhere; throws when one cannot be delivered.
+    func flushUploads(under item: Item) async throws {
+        guard writeMode == .back else { return }
+        let ids = [item.id] + (item.isFolder ? try await index.descendants(of: item.id).map(\.id) : [])
+        for entry in try await index.latestEntries(of: ids) {
+            try await upload(entry)
+        }
+    }
+
+    /// Forgets the pending writes at or below `item` (it is being deleted),
+    /// after the upload in flight, so none lands after the DELETE.
+    func dropUploads(under item: Item) async throws {
+        guard writeMode == .back else { return }
+        let ids = [item.id] + (item.isFolder ? try await index.descendants(of: item.id).map(\.id) : [])
+        try await uploadGate.withLock {
+            cache.removeOutbox(try await index.dropJournal(of: ids))
+        }
+    }
+
+    /// One upload of an item's newest write, conditional on the version the
+    /// edit was based on; a conflict keeps both, as a write-through PUT does.
+    func upload(_ entry: JournalEntry) async throws {
+        try await uploadGate.withLock {
+            // Another upload may have delivered it meanwhile.
+            guard let current = try await index.latestEntries(of: [entry.itemID]).first, current.seq == entry.seq else { return }
+            let path = try await index.path(of: entry.itemID)
+            let file = cache.outboxFile(entry.file)
+            let basis: UpstreamExpectation = entry.basis.map { .version($0) } ?? .absent
+            metrics.uploadsInFlight.increment()
+            uploadsRunning.withLockedValue { $0 += 1 }
+            defer {
+                metrics.uploadsInFlight.decrement()
+                uploadsRunning.withLockedValue { $0 -= 1 }
+            }
+            do {
+                let uploaded: UpstreamEntry
+                do {
+                    uploaded = try await upstream { try await store.upload(file, to: path, expecting: basis) }
+                } catch ProviderError.upstream(.versionMismatch) {
+                    let now = try await upstream { try await store.stat(path) }
+                    guard let now else {
+                        logger.warning("deleted upstream while edited here; created again", metadata: ["path": "/\(path.joined(separator: "/"))"])
+                        uploaded = try await upstream { try await store.upload(file, to: path, expecting: .absent) }
+                        cache.removeOutbox(try await index.completeUpload(entry, uploaded: uploaded))
+                        return
+                    }
+                    guard let parentID = try await index.item(id: entry.itemID)?.parentID, let parent = try await index.item(id: parentID) else { return }
+                    _ = try await keepBoth(file, at: path, parent: parent)
+                    cache.remove([entry.itemID])
+                    cache.removeOutbox(try await index.abandonUpload(entry, upstream: now))
+                    return
+                }
+                metrics.uploads.increment()
+                metrics.uploadedBytes.increment(by: uploaded.size)
+                cache.removeOutbox(try await index.completeUpload(entry, uploaded: uploaded))
+                logger.log(level: uploaded.size > 1 << 20 ? .info : .debug,
+                           "uploaded /\(path.joined(separator: "/")): \(uploaded.size) bytes, \(entry.attempts) earlier attempts")
+            } catch {
+                let attempts = entry.attempts + 1
+                // 1 s, 2 s, 4 s ... at most 5 minutes, with up to a quarter of jitter.
+                let backoff = min(300, pow(2, Double(attempts - 1))) * Double.random(in: 0.75...1.25)
+                let failed = Date().timeIntervalSince(entry.created) > uploads.maxAge
+                try await index.uploadFailed(entry, error: "\(error)", next: Date().addingTimeInterval(backoff), failed: failed)
+                logger.warning(failed ? "upload failed for good; kept here and reported" : "upload failed; will retry",
+                               metadata: ["path": "/\(path.joined(separator: "/"))", "error": "\(error)", "attempts": "\(attempts)"])
+                throw error
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import DavgateTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Write-back (issue 5): a PUT is answered once its bytes and its journal
+/// row are durable; the journal uploads later, in order, after a quiet
+/// delay, holding back what a lock covers, and survives `kill -9`.
+@Suite("write-back through a durable journal")
+struct WriteBackTests {
+    /// The `files` domain with write-back and a short quiet delay.
+    static let domain = "write_mode = \"back\"\nupload_delay = 0.3\nlisting_ttl = 600"
+
+    /// The status of the `files` domain's uploads.
+    static func uploads(_ client: DAVClient) async throws -> (pending: Int, failed: Int) {
+        let json = try JSONSerialization.jsonObject(with: try await client.send("GET", "/.davgate/status.json").body) as? [String: Any]
+        let files = (json?["domains"] as? [[String: Any]])?.first { $0["name"] as? String == "files" }
+        let uploads = files?["uploads"] as? [String: Any]
+        return (uploads?["pending"] as? Int ?? -1, (uploads?["failed"] as? [Any])?.count ?? -1)
+    }
+
+    /// Waits (up to `seconds`) until nothing is pending.
+    static func drained(_ client: DAVClient, seconds: Int = 30) async throws -> Bool {
+        for _ in 0..<(seconds * 10) {
+            if try await uploads(client).pending == 0 { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    static func metric(_ client: DAVClient, _ series: String) async throws -> Double {
+        ServicePagesTests.value(try await client.send("GET", "/.davgate/metrics").text, series) ?? 0
+    }
+
+    @Test("acknowledged before the upload, served from here meanwhile, uploaded after the quiet delay; a locked multi-save is one upload")
+    func writeBack() async throws {
+        try await withGateway(extraDomain: Self.domain) { server, client in
+            let upstream = server.upstream.appendingPathComponent("a.txt")
+            #expect(try await client.send("PUT", "/files/a.txt", body: "first").status == 201)
+            #expect(try await client.send("GET", "/files/a.txt").text == "first", "served from here before the upload")
+            #expect(try await Self.drained(client))
+            #expect(try String(contentsOf: upstream, encoding: .utf8) == "first")
+
+            // LOCK, three saves, UNLOCK: the upload waits for the UNLOCK and carries the last save.
+            let lock = try await client.send("LOCK", "/files/a.txt", headers: [("Timeout", "Second-600")], body: """
+                <D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>
+                """)
+            let token = try #require(lock.header("Lock-Token"))
+            let before = try await Self.metric(client, "davgate_uploads_total{domain=\"files\"}")
+            for save in ["save 1", "save 2", "save 3"] {
+                #expect(try await client.send("PUT", "/files/a.txt", headers: [("If", "(\(token))")], body: save).status == 204)
+            }
+            try await Task.sleep(for: .milliseconds(1200))
+            #expect(try String(contentsOf: upstream, encoding: .utf8) == "first", "nothing uploaded while the lock is held")
+            #expect(try await Self.uploads(client).pending == 1)
+            #expect(try await ItemStateTests().state(client, "/files/a.txt").state == "modified", "g:state says the upload is pending")
+            #expect(try await client.send("UNLOCK", "/files/a.txt", headers: [("Lock-Token", token)]).status == 204)
+            #expect(try await Self.drained(client))
+            #expect(try String(contentsOf: upstream, encoding: .utf8) == "save 3")
+            #expect(try await Self.metric(client, "davgate_uploads_total{domain=\"files\"}") - before == 1, "one upload of the final bytes")
+
+            // A MOVE waits for the pending upload and moves what it delivered.
+            #expect(try await client.send("PUT", "/files/b.txt", body: "moving").status == 201)
+            let moved = try await client.send("MOVE", "/files/b.txt", headers: [("Destination", "\(client.base)/files/c.txt")])
+            #expect(moved.status == 201)
+            #expect(try String(contentsOf: server.upstream.appendingPathComponent("c.txt"), encoding: .utf8) == "moving")
+            #expect(!FileManager.default.fileExists(atPath: server.upstream.appendingPathComponent("b.txt").path))
+        }
+    }
+
+    @Test("the upstream down: writes are accepted and served here, retried with backoff, and arrive once it is back")
+    func upstreamDown() async throws {
+        try await withApacheGateway(extraDomain: "write_mode = \"back\"\nupload_delay = 0\nlisting_ttl = 600") { g in
+            // Made through davgate, so Apache's own user may write in it.
+            #expect(try await g.client.send("MKCOL", "/lazy/docs").status == 201)
+            #expect(try await g.client.send("PROPFIND", "/lazy/docs/", headers: [("Depth", "1")]).status == 207)
+            g.apache.crash()
+            #expect(try await g.client.send("PUT", "/lazy/docs/new.txt", body: "written while the upstream was down").status == 201)
+            #expect(try await g.client.send("GET", "/lazy/docs/new.txt").text == "written while the upstream was down")
+            try await Task.sleep(for: .milliseconds(800))
+            let status = try await g.client.send("GET", "/.davgate/status.json").text
+            #expect(status.contains("\"pending\" : 1") && status.contains("\"failing\" : true"), "\(status)")
+            try await g.apache.restart()
+            var arrived = false
+            for _ in 0..<300 where !arrived {
+                arrived = (try? String(contentsOf: g.upstreamFolder.appendingPathComponent("docs/new.txt"), encoding: .utf8))
+                    == "written while the upstream was down"
+                if !arrived { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(arrived, "the journal drained by itself once the upstream was back")
+        }
+    }
+
+    @Test("kill -9 at random moments of a stream of writes: after 200 kills every acknowledged write is upstream, nothing half")
+    func crashLoop() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("crashloop-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let paths = (0..<6).map { "f\($0).txt" }
+        var sent: [String: [String]] = [:]        // every content sent, in order
+        var acknowledged: [String: Int] = [:]     // index in `sent` of the last acknowledged one
+        var kills = 0, writes = 0
+        for round in 0..<200 {
+            let server = try await DavgateProcess(extraDomain: "write_mode = \"back\"\nupload_delay = 0", reuse: root)
+            let client = try DAVClient(server)
+            // Writes until the kill, which comes at a random moment.
+            let killer = Task.detached {
+                try await Task.sleep(for: .milliseconds(Int.random(in: 30...400)))
+                server.crash()
+            }
+            var i = 0
+            // Until a PUT fails: the server is gone.
+            while true {
+                let path = paths[(round + i) % paths.count]
+                let content = "round \(round) write \(i) \(UUID().uuidString)\n" + String(repeating: "x", count: Int.random(in: 0...200_000))
+                sent[path, default: []].append(content)
+                i += 1
+                guard let reply = try? await client.send("PUT", "/files/\(path)", body: content) else { break }
+                if reply.status == 201 || reply.status == 204 {
+                    acknowledged[path] = sent[path]!.count - 1
+                    writes += 1
+                }
+            }
+            _ = try? await killer.value
+            try? await client.shutdown()
+            server.crash()
+            kills += 1
+        }
+        #expect(kills == 200)
+        #expect(writes > 200, "enough writes were acknowledged to mean something: \(writes)")
+
+        // One last start: the journal drains, and every path upstream holds its
+        // last acknowledged content or one sent after it, whole.
+        let server = try await DavgateProcess(extraDomain: "write_mode = \"back\"\nupload_delay = 0", reuse: root)
+        defer { server.stop() }
+        try await withClient(server) { client in
+            #expect(try await Self.drained(client, seconds: 60), "the journal drained after the restart")
+            #expect(try await Self.uploads(client).failed == 0)
+            for (path, index) in acknowledged {
+                let upstream = try String(contentsOf: server.upstream.appendingPathComponent(path), encoding: .utf8)
+                let found = sent[path]!.firstIndex(of: upstream)
+                #expect(found != nil, "\(path) upstream is one whole write")
+                #expect((found ?? -1) >= index, "\(path): the acknowledged write \(index) is not lost (upstream has \(found ?? -1))")
+                #expect(try await client.send("GET", "/files/\(path)").text == upstream, "davgate serves what the upstream has")
+            }
+        }
+    }
+}
