@@ -46,6 +46,8 @@ struct DAVError: Error {
         case .wrongKind: self.init(.methodNotAllowed, "not allowed on this kind of resource")
         case .overlapping: self.init(.forbidden, "source and destination overlap")
         case .local(let m): self.init(.internalServerError, "local storage failed: \(m)")
+        case .dirtyBudgetExceeded, .localNoSpace:
+            self.init(.init(code: 507, reasonPhrase: "Insufficient Storage"), error.description)
         case .upstream(let u):
             switch u {
             case .noSpace: self.init(.init(code: 507, reasonPhrase: "Insufficient Storage"), u.description)

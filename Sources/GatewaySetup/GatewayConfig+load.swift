@@ -188,7 +188,7 @@ private struct ConfigReader {
     }
 
     private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
-        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "credentials", "access_group", "upstream_ca", "users"])
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "credentials", "access_group", "upstream_ca", "users"])
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
             throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
@@ -216,7 +216,8 @@ private struct ConfigReader {
             writeMode = value
         }
         let uploads = UploadPolicy(quietDelay: try table.duration("upload_delay") ?? 2,
-                                   maxAge: try table.duration("upload_max_age") ?? 7 * 86_400)
+                                   maxAge: try table.duration("upload_max_age") ?? 7 * 86_400,
+                                   dirtyBudget: try table.size("dirty_budget"))
         var credentials: VaultReference?
         if let entry = try table.table("credentials") {
             let inner = SettingsTable(entry, name: "[[domain]] credentials", file: file)

@@ -16,10 +16,14 @@ public enum WriteMode: String, Sendable, CaseIterable {
 public struct UploadPolicy: Sendable, Equatable {
     public var quietDelay: TimeInterval
     public var maxAge: TimeInterval
+    /// Bytes written here and not uploaded yet that the domain accepts;
+    /// beyond it a PUT gets 507 until the journal drains. nil: no limit.
+    public var dirtyBudget: Int64?
 
-    public init(quietDelay: TimeInterval = 2, maxAge: TimeInterval = 7 * 86_400) {
+    public init(quietDelay: TimeInterval = 2, maxAge: TimeInterval = 7 * 86_400, dirtyBudget: Int64? = nil) {
         self.quietDelay = quietDelay
         self.maxAge = maxAge
+        self.dirtyBudget = dirtyBudget
     }
 }
 
@@ -31,6 +35,16 @@ extension Provider {
         var st = stat()
         guard lstat(file.path, &st) == 0 else { throw ProviderError.local("the written file vanished") }
         let modified = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec) + TimeInterval(st.st_mtim.tv_nsec) / 1e9)
+        if let budget = uploads.dirtyBudget {
+            // What an item's newer write replaces no longer counts.
+            var newest: [Int64: Int64] = [:]
+            for entry in try await index.journal(domain: domain) { newest[entry.itemID] = entry.size }
+            if let existing { newest[existing.id] = nil }
+            let pending = newest.values.reduce(0, +)
+            guard pending + Int64(st.st_size) <= budget else {
+                throw ProviderError.dirtyBudgetExceeded(pending: pending, budget: budget)
+            }
+        }
         let name = try cache.moveToOutbox(file)
         let item: Item
         do {

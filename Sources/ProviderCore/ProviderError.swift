@@ -12,6 +12,10 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
     case overlapping
     case upstream(UpstreamError)
     case local(String)
+    /// Write-back: the bytes waiting for upload would exceed the budget.
+    case dirtyBudgetExceeded(pending: Int64, budget: Int64)
+    /// The cache's disk is full: nothing was stored.
+    case localNoSpace
 
     public var description: String {
         switch self {
@@ -22,6 +26,9 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .overlapping: "source and destination overlap"
         case .upstream(let e): e.description
         case .local(let m): "local storage error: \(m)"
+        case .dirtyBudgetExceeded(let pending, let budget):
+            "\(pending) bytes already wait for upload (dirty_budget \(budget)); try again once the upstream caught up"
+        case .localNoSpace: "the cache's disk is full; nothing was stored"
         }
     }
 }

@@ -94,6 +94,45 @@ struct WriteBackTests {
         }
     }
 
+    @Test("over dirty_budget a PUT gets 507 and nothing is stored; a newer write of a pending file replaces its bytes in the count")
+    func dirtyBudget() async throws {
+        try await withGateway(extraDomain: "write_mode = \"back\"\nupload_delay = 600\ndirty_budget = \"100 KB\"") { server, client in
+            let sixty = String(repeating: "x", count: 60_000)
+            #expect(try await client.send("PUT", "/files/a.txt", body: sixty).status == 201)
+            let refused = try await client.send("PUT", "/files/b.txt", body: sixty)
+            #expect(refused.status == 507)
+            #expect(refused.text.contains("dirty_budget"), "\(refused.text)")
+            #expect(try await client.send("GET", "/files/b.txt").status == 404, "nothing stored")
+            #expect(try await client.send("PUT", "/files/a.txt", body: sixty + "y").status == 204, "replaces a's pending bytes")
+            #expect(try await Self.uploads(client).pending == 1)
+        }
+    }
+
+    @Test("the cache's disk full (a small tmpfs): 507, the previous content untouched, nothing partial left")
+    func diskFull() async throws {
+        try #require(getuid() == 0, "mounting a tmpfs needs root, as CI runs the tests")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("diskfull-\(UUID().uuidString)")
+        let state = root.appendingPathComponent("var")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        try ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", state.path])
+        defer {
+            try? ChildProcess.run("/bin/umount", ["-l", state.path])
+            try? FileManager.default.removeItem(at: root)
+        }
+        let server = try await DavgateProcess(extraDomain: "write_mode = \"back\"\nupload_delay = 600", reuse: root)
+        defer { server.stop() }
+        try await withClient(server) { client in
+            #expect(try await client.send("PUT", "/files/keep.txt", body: "version 1").status == 201)
+            let big = String(repeating: "z", count: 6 << 20)
+            let full = try await client.send("PUT", "/files/keep.txt", body: big)
+            #expect(full.status == 507, "\(full.status) \(full.text)")
+            #expect(try await client.send("GET", "/files/keep.txt").text == "version 1", "the previous content is untouched")
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: state.appendingPathComponent("cache/files/tmp").path)
+            #expect(leftovers.isEmpty, "no partial file: \(leftovers)")
+            #expect(try await client.send("PUT", "/files/small.txt", body: "still room for this").status == 201)
+        }
+    }
+
     @Test("kill -9 at random moments of a stream of writes: after 200 kills every acknowledged write is upstream, nothing half")
     func crashLoop() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("crashloop-\(UUID().uuidString)")

@@ -66,7 +66,7 @@ final class FileDescriptor: Sendable {
     }
 
     static func error(_ what: String, _ code: Int32) -> ProviderError {
-        if code == ENOSPC || code == EDQUOT { return .upstream(.noSpace) }
+        if code == ENOSPC || code == EDQUOT { return .localNoSpace }
         return .local("\(what): \(String(cString: strerror(code)))")
     }
 
