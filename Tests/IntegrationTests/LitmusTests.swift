@@ -5,12 +5,22 @@ import Testing
 /// litmus, the WebDAV conformance suite, all five suites, against the real
 /// davgate over TLS and over plain HTTP. Fails on any failed test and on any
 /// warning.
+/// Over TLS, over plain HTTP, and over TLS with write-back (every PUT
+/// answered from the journal, uploaded behind litmus's back).
+enum LitmusSetup: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case tls, plainHTTP, writeBack
+    var testDescription: String { rawValue }
+    var usesTLS: Bool { self != .plainHTTP }
+    var extraDomain: String { self == .writeBack ? "write_mode = \"back\"\nupload_delay = 0" : "" }
+}
+
 @Suite("litmus", .serialized)
 struct LitmusTests {
-    @Test("litmus, all five suites, over TLS and plain HTTP", arguments: [true, false])
-    func litmus(tls: Bool) async throws {
+    @Test("litmus, all five suites, over TLS, plain HTTP, and TLS with write-back", arguments: LitmusSetup.allCases)
+    func litmus(setup: LitmusSetup) async throws {
+        let tls = setup.usesTLS
         let litmus = try #require(findExecutable("litmus"), "litmus is not installed; .ci/run installs it (apt-get install litmus)")
-        let server = try await DavgateProcess(tls: tls)
+        let server = try await DavgateProcess(tls: tls, extraDomain: setup.extraDomain)
         defer { server.cleanUp() }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: litmus)
