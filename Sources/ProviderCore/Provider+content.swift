@@ -62,12 +62,8 @@ extension Provider {
             }
             let basis: UpstreamExpectation = existing?.upstreamVersion.map { .version($0) } ?? .absent
             let entry: UpstreamEntry
-            metrics.uploadsInFlight.increment()
-            uploadsRunning.withLockedValue { $0 += 1 }
-            defer {
-                metrics.uploadsInFlight.decrement()
-                uploadsRunning.withLockedValue { $0 -= 1 }
-            }
+            uploadStarted()
+            defer { uploadEnded() }
             do {
                 entry = try await upstream { try await store.upload(file, to: path, expecting: basis) }
                 metrics.uploads.increment()

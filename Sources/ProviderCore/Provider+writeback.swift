@@ -122,6 +122,17 @@ extension Provider {
         }
     }
 
+    /// An upload begins or ends: counted for the metrics and the status page.
+    func uploadStarted() {
+        metrics.uploadsInFlight.increment()
+        uploadsRunning.withLockedValue { $0 += 1 }
+    }
+
+    func uploadEnded() {
+        metrics.uploadsInFlight.decrement()
+        uploadsRunning.withLockedValue { $0 -= 1 }
+    }
+
     /// One upload of an item's newest write, conditional on the version the
     /// edit was based on; a conflict keeps both, as a write-through PUT does.
     func upload(_ entry: JournalEntry) async throws {
@@ -131,12 +142,8 @@ extension Provider {
             let path = try await index.path(of: entry.itemID)
             let file = cache.outboxFile(entry.file)
             let basis: UpstreamExpectation = entry.basis.map { .version($0) } ?? .absent
-            metrics.uploadsInFlight.increment()
-            uploadsRunning.withLockedValue { $0 += 1 }
-            defer {
-                metrics.uploadsInFlight.decrement()
-                uploadsRunning.withLockedValue { $0 -= 1 }
-            }
+            uploadStarted()
+            defer { uploadEnded() }
             do {
                 let uploaded: UpstreamEntry
                 do {
@@ -151,8 +158,11 @@ extension Provider {
                     }
                     guard let parentID = try await index.item(id: entry.itemID)?.parentID, let parent = try await index.item(id: parentID) else { return }
                     _ = try await keepBoth(file, at: path, parent: parent)
-                    cache.remove([entry.itemID])
-                    cache.removeOutbox(try await index.abandonUpload(entry, upstream: now))
+                    let (files, stillDirty) = try await index.abandonUpload(entry, upstream: now)
+                    // The item reads as the upstream's version now, unless a
+                    // newer write of ours is still on its way.
+                    if !stillDirty { cache.remove([entry.itemID]) }
+                    cache.removeOutbox(files)
                     return
                 }
                 metrics.uploads.increment()

@@ -71,6 +71,24 @@ struct WriteBackTests {
         }
     }
 
+    @Test("a write-back upload that finds the upstream changed keeps both: theirs keeps the name, ours becomes the conflicted copy")
+    func conflictAfterAcknowledging() async throws {
+        try await withGateway(extraDomain: Self.domain) { server, client in
+            #expect(try await client.send("PUT", "/files/report.txt", body: "ours v1").status == 201)
+            #expect(try await Self.drained(client))
+            try "theirs".write(to: server.upstream.appendingPathComponent("report.txt"), atomically: true, encoding: .utf8)
+            #expect(try await client.send("PUT", "/files/report.txt", body: "ours v2").status == 204, "acknowledged before anyone knows")
+            #expect(try await Self.drained(client))
+            #expect(try String(contentsOf: server.upstream.appendingPathComponent("report.txt"), encoding: .utf8) == "theirs")
+            let names = try FileManager.default.contentsOfDirectory(atPath: server.upstream.path)
+            let copy = try #require(names.first { $0.hasPrefix("report (conflicted copy ") }, "\(names)")
+            #expect(try String(contentsOf: server.upstream.appendingPathComponent(copy), encoding: .utf8) == "ours v2")
+            #expect(try await client.send("GET", "/files/report.txt").text == "theirs", "the name reads as the upstream's now")
+            let status = try await client.send("GET", "/.davgate/status.json").text
+            #expect(status.contains("/report (conflicted copy "), "and the conflict is on the status page")
+        }
+    }
+
     @Test("the upstream down: writes are accepted and served here, retried with backoff, and arrive once it is back")
     func upstreamDown() async throws {
         try await withApacheGateway(extraDomain: "write_mode = \"back\"\nupload_delay = 0\nlisting_ttl = 600") { g in

@@ -140,22 +140,22 @@ extension MetadataIndex {
 
     /// Our write lost to a newer upstream version and was kept as a copy:
     /// the item's rows up to `entry` go and, without newer writes, it becomes
-    /// a placeholder of the upstream's version. Returns the outbox files.
-    public func abandonUpload(_ entry: JournalEntry, upstream: UpstreamEntry?) async throws -> [String] {
+    /// a placeholder of the upstream's version. Newer writes keep their old
+    /// basis, so they too become a copy rather than overwrite the upstream's
+    /// change. Returns the outbox files, and whether newer writes remain.
+    public func abandonUpload(_ entry: JournalEntry, upstream: UpstreamEntry) async throws -> (files: [String], stillDirty: Bool) {
         try await pool.write { db in
             let files = try String.fetchAll(db, sql: "SELECT file FROM journal WHERE item_id = ? AND seq <= ?",
                                             arguments: [entry.itemID, entry.seq])
             try db.execute(sql: "DELETE FROM journal WHERE item_id = ? AND seq <= ?", arguments: [entry.itemID, entry.seq])
             let newer = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM journal WHERE item_id = ?", arguments: [entry.itemID]) ?? 0
-            if newer == 0, let upstream {
+            if newer == 0 {
                 try db.execute(sql: """
                     UPDATE item SET dirty = 0, upstream_version = ?, cached_version = NULL, size = ?, modified = ?,
                         content_version = content_version + 1 WHERE id = ?
                     """, arguments: [upstream.version, upstream.size, upstream.modified.timeIntervalSince1970, entry.itemID])
-            } else if newer > 0, let upstream {
-                try db.execute(sql: "UPDATE journal SET basis = ? WHERE item_id = ?", arguments: [upstream.version, entry.itemID])
             }
-            return files
+            return (files, newer > 0)
         }
     }
 
