@@ -13,6 +13,10 @@ public enum ContentState: String, Sendable {
     case materialized
     /// Written here, waiting in the journal for its upload (write-back).
     case modified
+    /// Being uploaded right now.
+    case uploading
+    /// Its upload was given up after `upload_max_age`: kept here, reported.
+    case failed
     case folder
 }
 
@@ -26,6 +30,18 @@ extension Provider {
             if let sparse = table.sparse[item.id], sparse.holds(item), !sparse.present.isEmpty { return .partial }
             return .placeholder
         }
+    }
+
+    /// The states of a page of items, with what only the journal knows
+    /// (an upload given up) and what is being uploaded now.
+    public func contentStates(of items: [Item]) async throws -> [Int64: ContentState] {
+        let failed = Set(try await index.latestEntries(of: items.filter(\.dirty).map(\.id)).filter(\.failed).map(\.itemID))
+        let uploading = uploadingNow.withLockedValue { $0 }
+        var states: [Int64: ContentState] = [:]
+        for item in items {
+            states[item.id] = failed.contains(item.id) ? .failed : item.dirty && item.id == uploading ? .uploading : contentState(of: item)
+        }
+        return states
     }
 
     /// The bytes of the item's current content that are local: all of them

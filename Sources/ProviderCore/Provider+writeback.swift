@@ -143,7 +143,11 @@ extension Provider {
             let file = cache.outboxFile(entry.file)
             let basis: UpstreamExpectation = entry.basis.map { .version($0) } ?? .absent
             uploadStarted()
-            defer { uploadEnded() }
+            uploadingNow.withLockedValue { $0 = entry.itemID }
+            defer {
+                uploadingNow.withLockedValue { $0 = nil }
+                uploadEnded()
+            }
             do {
                 let uploaded: UpstreamEntry
                 do {

@@ -33,6 +33,8 @@ public final class Provider: Sendable {
     let reads = NIOLockedValueBox(ReadTracking())
     /// One eviction pass at a time.
     let evictions = AsyncMutex()
+    /// The item whose write-back upload runs now, for `g:state`.
+    let uploadingNow = NIOLockedValueBox<Int64?>(nil)
     /// Uploads running now, for the status page (the metric has no reader).
     let uploadsRunning = NIOLockedValueBox(0)
 

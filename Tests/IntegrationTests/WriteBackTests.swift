@@ -151,6 +151,24 @@ struct WriteBackTests {
         }
     }
 
+    @Test("an upload given up after upload_max_age is kept here and reported: g:state failed, the status page lists it")
+    func failedUpload() async throws {
+        try await withApacheGateway(extraDomain: "write_mode = \"back\"\nupload_delay = 0\nupload_max_age = 0\nlisting_ttl = 600") { g in
+            #expect(try await g.client.send("MKCOL", "/lazy/docs").status == 201)
+            g.apache.crash()
+            #expect(try await g.client.send("PUT", "/lazy/docs/lost.txt", body: "never dropped").status == 201)
+            var state: String?
+            for _ in 0..<100 where state != "failed" {
+                state = try await ItemStateTests().state(g.client, "/lazy/docs/lost.txt").state
+                if state != "failed" { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(state == "failed")
+            #expect(try await g.client.send("GET", "/lazy/docs/lost.txt").text == "never dropped", "kept here")
+            let status = try await g.client.send("GET", "/.davgate/status.json").text
+            #expect(status.contains("\"path\" : \"\\/docs\\/lost.txt\"") || status.contains("\"path\" : \"/docs/lost.txt\""), "\(status)")
+        }
+    }
+
     @Test("kill -9 at random moments of a stream of writes: after 200 kills every acknowledged write is upstream, nothing half")
     func crashLoop() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("crashloop-\(UUID().uuidString)")

@@ -33,8 +33,9 @@ extension DAVExchange {
                     guard let last = page.last else { break }
                     after = last.name
                     let dead = try await provider.deadProperties(of: page)
+                    let states = try await provider.contentStates(of: page)
                     for child in page {
-                        let state = Provider.isConflictCopy(dead[child.id] ?? []) ? "conflict" : provider.contentState(of: child).rawValue
+                        let state = Provider.isConflictCopy(dead[child.id] ?? []) ? "conflict" : (states[child.id] ?? .placeholder).rawValue
                         out.writeString(BrowserPage.row(name: child.name, href: exchange.href(exchange.itemPath + [child.name], isFolder: child.isFolder),
                                                         isFolder: child.isFolder, size: child.size, modified: child.modified, state: state))
                         count += 1

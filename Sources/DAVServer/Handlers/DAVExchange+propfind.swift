@@ -78,8 +78,10 @@ extension DAVExchange {
         let dead = needsDead ? try await provider.deadProperties(of: items.map(\.0)) : [:]
         var context = PropertyContext(quota: quota)
         if wantsState {
-            for (item, _) in items where !item.isFolder {
-                let state = Provider.isConflictCopy(dead[item.id] ?? []) ? "conflict" : provider.contentState(of: item).rawValue
+            let files = items.map(\.0).filter { !$0.isFolder }
+            let states = try await provider.contentStates(of: files)
+            for item in files {
+                let state = Provider.isConflictCopy(dead[item.id] ?? []) ? "conflict" : (states[item.id] ?? .placeholder).rawValue
                 context.contents[item.id] = (state, provider.bytesCached(of: item))
             }
         }

@@ -26,8 +26,8 @@ enum BrowserPage {
             th,td{text-align:left;padding:.4rem .6rem;border-bottom:1px solid var(--line)}td.size,th.size{text-align:right;font-variant-numeric:tabular-nums}
             td.name a{text-decoration:none}td.folder a{font-weight:600}td.name a:hover{text-decoration:underline}
             .state{font-size:.75rem;padding:.1rem .5rem;border-radius:1rem;white-space:nowrap;background:#8882}
-            .state-placeholder{background:#3b82f622}.state-materialized{background:#16a34a22}.state-partial,.state-fetching,.state-modified{background:#eab30833}
-            .state-conflict{background:#dc262633}footer{color:var(--muted);font-size:.85rem;margin-top:1rem}
+            .state-placeholder{background:#3b82f622}.state-materialized{background:#16a34a22}.state-partial,.state-fetching,.state-modified,.state-uploading{background:#eab30833}
+            .state-conflict,.state-failed{background:#dc262633}footer{color:var(--muted);font-size:.85rem;margin-top:1rem}
             </style></head>
             <body><header><h1>\(trail)</h1>\(mount)</header>
             <table id="listing"><thead><tr><th>Name</th><th class="size">Size</th><th>Modified</th><th>State</th></tr></thead><tbody>
@@ -57,6 +57,8 @@ enum BrowserPage {
         case "fetching": "↓ fetching"
         case "conflict": "⚠ conflict copy"
         case "modified": "↑ upload pending"
+        case "uploading": "↑ uploading"
+        case "failed": "✗ upload failed"
         default: state
         }
     }
