@@ -83,6 +83,7 @@ extension Provider {
         while !Task.isCancelled {
             do {
                 try await uploadDue()
+                metrics.uploadsPending.record(try await index.pendingUploads(domain: domain))
             } catch {
                 logger.warning("journal: \(error)")
             }

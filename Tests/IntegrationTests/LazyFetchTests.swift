@@ -170,7 +170,7 @@ struct LazyFetchTests {
             let sawBytes = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
                 DispatchQueue.global().async {
                     var received = 0
-                    for _ in 0..<3000 where received < 256 << 10 {
+                    for _ in 0..<12_000 where received < 256 << 10 {
                         received = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0
                         usleep(5_000)
                     }

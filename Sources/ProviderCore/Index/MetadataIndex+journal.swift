@@ -92,6 +92,13 @@ extension MetadataIndex {
         }
     }
 
+    /// How many files of the domain wait for their upload.
+    public func pendingUploads(domain: String) async throws -> Int {
+        try await pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT item_id) FROM journal WHERE domain = ?", arguments: [domain]) ?? 0
+        }
+    }
+
     /// Every entry of the domain, oldest first (status, recovery).
     public func journal(domain: String) async throws -> [JournalEntry] {
         try await pool.read { db in

@@ -11,6 +11,8 @@ struct ProviderMetrics: Sendable {
     let uploads: Counter
     let uploadedBytes: Counter
     let uploadsInFlight: Meter
+    /// Write-back: files written here waiting for their upload.
+    let uploadsPending: Gauge
     let conflicts: Counter
     let upstreamErrors: Counter
 
@@ -24,6 +26,8 @@ struct ProviderMetrics: Sendable {
         uploads = Counter(label: "davgate_uploads_total", dimensions: labels)
         uploadedBytes = Counter(label: "davgate_uploaded_bytes_total", dimensions: labels)
         uploadsInFlight = Meter(label: "davgate_uploads_in_flight", dimensions: labels)
+        uploadsPending = Gauge(label: "davgate_uploads_pending", dimensions: labels)
+        uploadsPending.record(0)
         conflicts = Counter(label: "davgate_conflicts_total", dimensions: labels)
         upstreamErrors = Counter(label: "davgate_upstream_errors_total", dimensions: labels)
     }
