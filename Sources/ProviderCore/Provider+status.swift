@@ -46,17 +46,16 @@ extension Provider {
         }
         let cache = self.cache
         let cacheUse = try await blocking { cache.usage() }
-        var newest: [Int64: JournalEntry] = [:]
-        for entry in try await index.journal(domain: domain) { newest[entry.itemID] = entry }
+        let newest = try await index.newestEntries(domain: domain)
         var failures: [DomainStatus.Failure] = []
-        for entry in newest.values.sorted(by: { $0.seq < $1.seq }) where entry.failed {
+        for entry in newest where entry.failed {
             failures.append(.init(path: "/" + (try await index.path(of: entry.itemID)).joined(separator: "/"),
                                   error: entry.lastError ?? "", attempts: entry.attempts))
         }
         return DomainStatus(name: domain, upstream: store.displayName, health: health.snapshot, items: counts,
                             cache: .init(bytes: cacheUse.bytes, files: cacheUse.files),
                             uploads: .init(inFlight: uploadsRunning.withLockedValue { $0 }, pending: newest.count,
-                                           pendingBytes: newest.values.reduce(0) { $0 + $1.size }, failed: failures),
+                                           pendingBytes: newest.reduce(0) { $0 + $1.size }, failed: failures),
                             conflicts: conflicts)
     }
 }

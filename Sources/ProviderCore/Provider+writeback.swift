@@ -37,10 +37,8 @@ extension Provider {
         let modified = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec) + TimeInterval(st.st_mtim.tv_nsec) / 1e9)
         if let budget = uploads.dirtyBudget {
             // What an item's newer write replaces no longer counts.
-            var newest: [Int64: Int64] = [:]
-            for entry in try await index.journal(domain: domain) { newest[entry.itemID] = entry.size }
-            if let existing { newest[existing.id] = nil }
-            let pending = newest.values.reduce(0, +)
+            let pending = try await index.newestEntries(domain: domain)
+                .filter { $0.itemID != existing?.id }.reduce(0) { $0 + $1.size }
             guard pending + Int64(st.st_size) <= budget else {
                 throw ProviderError.dirtyBudgetExceeded(pending: pending, budget: budget)
             }

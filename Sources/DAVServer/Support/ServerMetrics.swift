@@ -1,4 +1,5 @@
 import CoreMetrics
+import NIOConcurrencyHelpers
 
 /// The HTTP layer's counters, through swift-metrics. Created on first use,
 /// which is after the executable bootstrapped the metrics backend (a
@@ -11,6 +12,17 @@ enum ServerMetrics {
     /// methods cannot create series without end.
     static func request(method: String, status: Int) {
         let known = DAVResponder.allowedMethods.contains(method) && !method.isEmpty ? method : "other"
-        Counter(label: "davgate_requests_total", dimensions: [("method", known), ("status", String(status))]).increment()
+        let key = "\(known) \(status)"
+        // Made once per method and status: the request path stays free of the
+        // backend's lookup and of a new counter object per request.
+        let counter = requests.withLockedValue { counters in
+            if let existing = counters[key] { return existing }
+            let made = Counter(label: "davgate_requests_total", dimensions: [("method", known), ("status", String(status))])
+            counters[key] = made
+            return made
+        }
+        counter.increment()
     }
+
+    private static let requests = NIOLockedValueBox<[String: Counter]>([:])
 }

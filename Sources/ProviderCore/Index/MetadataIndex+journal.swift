@@ -99,6 +99,16 @@ extension MetadataIndex {
         }
     }
 
+    /// The newest entry of each item of the domain: what waits for upload.
+    public func newestEntries(domain: String) async throws -> [JournalEntry] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(JournalEntry.columns) FROM journal j
+                WHERE domain = ? AND seq = (SELECT MAX(seq) FROM journal WHERE item_id = j.item_id) ORDER BY seq
+                """, arguments: [domain]).map(JournalEntry.init(row:))
+        }
+    }
+
     /// Every entry of the domain, oldest first (status, recovery).
     public func journal(domain: String) async throws -> [JournalEntry] {
         try await pool.read { db in
@@ -123,16 +133,23 @@ extension MetadataIndex {
         }
     }
 
+    /// Removes the item's rows up to `entry`; returns their outbox files and
+    /// how many newer rows the item still has.
+    private static func settle(_ db: Database, _ entry: JournalEntry) throws -> (files: [String], newer: Int) {
+        let files = try String.fetchAll(db, sql: "SELECT file FROM journal WHERE item_id = ? AND seq <= ?",
+                                        arguments: [entry.itemID, entry.seq])
+        try db.execute(sql: "DELETE FROM journal WHERE item_id = ? AND seq <= ?", arguments: [entry.itemID, entry.seq])
+        let newer = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM journal WHERE item_id = ?", arguments: [entry.itemID]) ?? 0
+        return (files, newer)
+    }
+
     /// The upload of `entry` arrived as `uploaded`: its rows up to it go,
     /// and the item is clean again unless a newer write came meanwhile (that
     /// one is now based on what we uploaded). Returns the outbox files of the
     /// rows that went, for the caller to delete.
     public func completeUpload(_ entry: JournalEntry, uploaded: UpstreamEntry) async throws -> [String] {
         try await pool.write { db in
-            let files = try String.fetchAll(db, sql: "SELECT file FROM journal WHERE item_id = ? AND seq <= ?",
-                                            arguments: [entry.itemID, entry.seq])
-            try db.execute(sql: "DELETE FROM journal WHERE item_id = ? AND seq <= ?", arguments: [entry.itemID, entry.seq])
-            let newer = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM journal WHERE item_id = ?", arguments: [entry.itemID]) ?? 0
+            let (files, newer) = try Self.settle(db, entry)
             if newer == 0 {
                 try db.execute(sql: """
                     UPDATE item SET dirty = 0, upstream_version = ?, cached_version = ?, modified = ? WHERE id = ?
@@ -152,10 +169,7 @@ extension MetadataIndex {
     /// change. Returns the outbox files, and whether newer writes remain.
     public func abandonUpload(_ entry: JournalEntry, upstream: UpstreamEntry) async throws -> (files: [String], stillDirty: Bool) {
         try await pool.write { db in
-            let files = try String.fetchAll(db, sql: "SELECT file FROM journal WHERE item_id = ? AND seq <= ?",
-                                            arguments: [entry.itemID, entry.seq])
-            try db.execute(sql: "DELETE FROM journal WHERE item_id = ? AND seq <= ?", arguments: [entry.itemID, entry.seq])
-            let newer = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM journal WHERE item_id = ?", arguments: [entry.itemID]) ?? 0
+            let (files, newer) = try Self.settle(db, entry)
             if newer == 0 {
                 try db.execute(sql: """
                     UPDATE item SET dirty = 0, upstream_version = ?, cached_version = NULL, size = ?, modified = ?,
