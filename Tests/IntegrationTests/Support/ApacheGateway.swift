@@ -66,8 +66,10 @@ struct ApacheGateway {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let written = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        // curl's output ends when curl does: the moment of the end, before
+        // whatever latency waiting for the exit status adds.
         let ended = Date()
+        process.waitUntilExit()
         return (process.terminationStatus, (try? Data(contentsOf: output)) ?? Data(), written, ended)
     }
 }
