@@ -58,6 +58,7 @@ struct DAVError: Error {
             case .notFound: self.init(.notFound, u.description)
             case .exists, .versionMismatch: self.init(.preconditionFailed, u.description)
             case .conflict: self.init(.conflict, u.description)
+            case .locked: self.init(.init(code: 423, reasonPhrase: "Locked"), "\(u.description); try again once they are done")
             case .forbidden, .io: self.init(.badGateway, u.description)
             }
         }

@@ -188,7 +188,7 @@ private struct ConfigReader {
     }
 
     private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
-        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "credentials", "access_group", "upstream_ca", "users"])
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "mirror_locks", "credentials", "access_group", "upstream_ca", "users"])
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
             throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
@@ -208,7 +208,7 @@ private struct ConfigReader {
         let folderETags = try table.bool("folder_etags") ?? false
         let keepLocal = try table.strings("keep_local") ?? []
         let budget = CacheBudget(maxBytes: try table.size("cache_budget"), minFreeBytes: try table.size("min_free_disk"))
-        var writeMode = WriteMode.through
+        var writeMode = WriteMode.back
         if let text = try table.string("write_mode") {
             guard let value = WriteMode(rawValue: text) else {
                 throw table.error("write_mode", "expected \"through\" or \"back\", got \"\(text)\"")
@@ -238,6 +238,10 @@ private struct ConfigReader {
             }
             upstreamCA = url
         }
+        let mirrorLocks = try table.bool("mirror_locks") ?? false
+        if mirrorLocks, case .directory = upstream {
+            throw table.error("mirror_locks", "locks can be mirrored only to a WebDAV upstream (https://...), not to a folder")
+        }
         var users: [String: DomainAccess]?
         if let grants = try table.table("users") {
             var result: [String: DomainAccess] = [:]
@@ -250,7 +254,7 @@ private struct ConfigReader {
             users = result
         }
         return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, folderETags: folderETags, keepLocal: keepLocal, cacheBudget: budget,
-                              writeMode: writeMode, uploads: uploads, credentials: credentials,
+                              writeMode: writeMode, uploads: uploads, mirrorLocks: mirrorLocks, credentials: credentials,
                               accessGroup: group, upstreamCA: upstreamCA, users: users)
     }
 

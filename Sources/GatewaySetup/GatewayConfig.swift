@@ -96,9 +96,12 @@ public struct DomainSettings: Sendable {
     /// `cache_budget = "10 GiB"` and `min_free_disk = "2 GiB"`: over either,
     /// the least recently read clean content is evicted back to placeholders.
     public var cacheBudget: CacheBudget
-    /// `write_mode = "through"` (default for now) answers a PUT once the
-    /// upstream took it; `"back"` once it is durable here and journaled.
+    /// `write_mode = "back"` (default) answers a PUT once it is durable here
+    /// and journaled; `"through"` once the upstream took it.
     public var writeMode: WriteMode
+    /// `mirror_locks = true` (WebDAV upstreams): a client's lock on a file is
+    /// also taken upstream, so people working there see the file locked.
+    public var mirrorLocks: Bool
     /// `upload_delay` (seconds, default 2) and `upload_max_age` (seconds,
     /// default 7 days) of write-back uploads.
     public var uploads: UploadPolicy
@@ -116,7 +119,7 @@ public struct DomainSettings: Sendable {
 
     public init(name: String, upstream: UpstreamLocation, listingTTL: Double, revalidate: Revalidation = .listing,
                 folderETags: Bool = false, keepLocal: [String] = [], cacheBudget: CacheBudget = CacheBudget(),
-                writeMode: WriteMode = .through, uploads: UploadPolicy = UploadPolicy(),
+                writeMode: WriteMode = .back, uploads: UploadPolicy = UploadPolicy(), mirrorLocks: Bool = false,
                 credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
                 users: [String: DomainAccess]? = nil) {
         self.name = name
@@ -128,6 +131,7 @@ public struct DomainSettings: Sendable {
         self.cacheBudget = cacheBudget
         self.writeMode = writeMode
         self.uploads = uploads
+        self.mirrorLocks = mirrorLocks
         self.credentials = credentials
         self.accessGroup = accessGroup ?? name
         self.upstreamCA = upstreamCA

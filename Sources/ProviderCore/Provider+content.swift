@@ -70,7 +70,7 @@ extension Provider {
                 metrics.uploadedBytes.increment(by: entry.size)
             } catch ProviderError.upstream(.versionMismatch) {
                 if existing != nil, try await upstream({ try await store.stat(path) }) == nil {
-                    logger.warning("deleted upstream while edited here; created again", metadata: ["path": "/\(path.joined(separator: "/"))"])
+                    logger.warning("deleted upstream while edited here; created again", metadata: ["path": "\(Self.display(path))"])
                     entry = try await upstream { try await store.upload(file, to: path, expecting: .absent) }
                 } else {
                     return try await keepBoth(file, at: path, parent: parent)
@@ -102,7 +102,7 @@ extension Provider {
         try await index.applyPropertyChanges([.set(DeadProperty(namespace: Self.namespace, name: "conflict-of", xml: marker))], to: copy.id)
         try await index.markListed(id: parent.id, at: .distantPast)
         logger.warning("conflict: the upstream changed since this edit was based on it; kept both",
-                       metadata: ["path": "/\(path.joined(separator: "/"))", "ours": "/\(copyPath.joined(separator: "/"))"])
+                       metadata: ["path": "\(Self.display(path))", "ours": "\(Self.display(copyPath))"])
         return WriteOutcome(item: copy, created: true, conflictCopy: copyPath)
     }
 

@@ -143,7 +143,7 @@ extension Provider {
                 }
             }
         }
-        logger.info("evicted /\(path.joined(separator: "/")): \(report.evictedFiles) files, \(report.evictedBytes) bytes; \(report.keptFiles) kept")
+        logger.info("evicted \(Self.display(path)): \(report.evictedFiles) files, \(report.evictedBytes) bytes; \(report.keptFiles) kept")
         return report
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// WebDAV locks (class 2) as the coordination between writers; the index
 /// keeps them so a restart keeps every lock.
@@ -18,25 +19,80 @@ extension Provider {
         try await index.lock(token: token)
     }
 
-    /// Takes a new lock with an unguessable `urn:uuid:` token.
+    /// Takes a new lock with an unguessable `urn:uuid:` token, and mirrors
+    /// it upstream when the domain asks for that.
     public func createLock(on item: Item, depthInfinity: Bool, exclusive: Bool, ownerXML: String?, principal: String,
                            timeout: Int?, createdItem: Bool = false) async throws -> Lock {
         let now = Date()
-        let lock = Lock(token: "urn:uuid:\(UUID().uuidString.lowercased())", itemID: item.id,
+        var lock = Lock(token: "urn:uuid:\(UUID().uuidString.lowercased())", itemID: item.id,
                         depthInfinity: depthInfinity && item.isFolder, exclusive: exclusive, ownerXML: ownerXML,
                         principal: principal, timeout: timeout, expires: timeout.map { now.addingTimeInterval(TimeInterval($0)) },
                         createdItem: createdItem)
         try await index.insertLock(lock, ancestry: try await index.ancestry(of: item.id), now: now)
+        if let mirror = lockMirror, Self.mirrors(item, createdItem: createdItem) {
+            // Taken here first, so two davgate clients never both ask upstream.
+            let path = try await index.path(of: item.id)
+            do {
+                if let upstreamToken = try await upstream({ try await mirror.lock(path, exclusive: exclusive, timeout: timeout) }) {
+                    try await index.setUpstreamToken(upstreamToken, of: lock.token)
+                    lock.upstreamToken = upstreamToken
+                }
+            } catch ProviderError.upstream(.locked) {
+                try await index.removeLock(token: lock.token)
+                throw ProviderError.upstream(.locked)
+            } catch {
+                // Offline work goes on: the lock holds here, as it would without mirroring.
+                logger.warning("lock held here only, not mirrored upstream", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
+            }
+        }
         return lock
     }
 
-    public func refreshLock(token: String, timeout: Int?) async throws -> Lock? {
-        try await index.refreshLock(token: token, timeout: timeout)
+    /// Mirrored: files the upstream has. Not folders (a depth-infinity lock
+    /// upstream would hold back every upload beneath it), and not a file a
+    /// LOCK just created or one never uploaded (a LOCK upstream would create
+    /// an empty file there).
+    static func mirrors(_ item: Item, createdItem: Bool) -> Bool {
+        !item.isFolder && !createdItem && item.upstreamVersion != nil
     }
 
+    public func refreshLock(token: String, timeout: Int?) async throws -> Lock? {
+        let refreshed = try await index.refreshLock(token: token, timeout: timeout)
+        if let refreshed, let upstreamToken = refreshed.upstreamToken, let mirror = lockMirror {
+            let path = try await index.path(of: refreshed.itemID)
+            do {
+                try await upstream { try await mirror.refreshLock(path, token: upstreamToken, timeout: timeout) }
+            } catch {
+                logger.warning("could not refresh the mirrored lock upstream", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
+            }
+        }
+        return refreshed
+    }
+
+    /// Releases a lock; its mirror upstream goes first, so an upload the
+    /// lock held back never meets our own lock there.
     @discardableResult
     public func unlock(token: String) async throws -> Bool {
-        try await index.removeLock(token: token)
+        if let lock = try await index.lock(token: token), let upstreamToken = lock.upstreamToken, let mirror = lockMirror {
+            let path = try await index.path(of: lock.itemID)
+            do {
+                try await upstream { try await mirror.unlock(path, token: upstreamToken) }
+            } catch {
+                // It expires upstream by itself; the store no longer sends it.
+                logger.warning("could not release the mirrored lock upstream", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
+            }
+        }
+        return try await index.removeLock(token: token)
+    }
+
+    /// At start: the store sends the upstream tokens of locks held before
+    /// the restart with its writes again.
+    public func adoptMirroredLocks() async throws {
+        guard let mirror = lockMirror else { return }
+        for lock in try await index.mirroredLocks(domain: domain) {
+            guard let upstreamToken = lock.upstreamToken else { continue }
+            mirror.adoptLock(try await index.path(of: lock.itemID), token: upstreamToken)
+        }
     }
 }
 

@@ -33,7 +33,7 @@ extension Provider {
                 logger.warning("pinning: cannot fetch an item", metadata: ["id": "\(next.id)", "error": "\(error)"])
             }
         }
-        let path = (try? await index.path(of: item.id)).map { "/" + $0.joined(separator: "/") } ?? "?"
+        let path = (try? await index.path(of: item.id)).map(Self.display) ?? "?"
         let elapsed = ContinuousClock.now - started
         logger.info("pinned \(path): fetched \(files) files, \(bytes) bytes in \(elapsed.components.seconds) s\(failures > 0 ? ", \(failures) failed" : "")")
     }

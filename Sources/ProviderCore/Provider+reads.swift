@@ -136,7 +136,7 @@ extension Provider {
             metrics.fetchFailures.increment()
             cache.discard(temporary)
             await noteIfChanged(error, item: item, path: path)
-            logger.warning("fetch failed; the item stays a placeholder", metadata: ["path": "/\(path.joined(separator: "/"))", "error": "\(error)"])
+            logger.warning("fetch failed; the item stays a placeholder", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
             outcome = .failure(error)
         }
         // Leave the table first: a reader arriving now starts afresh
@@ -196,13 +196,13 @@ extension Provider {
             metrics.fetches.increment()
             metrics.fetchedBytes.increment(by: Int64(span.count))
             download.reached(span.upperBound + 1)
-            logger.debug("fetched bytes \(span.lowerBound)-\(span.upperBound) of /\(path.joined(separator: "/"))")
+            logger.debug("fetched bytes \(span.lowerBound)-\(span.upperBound) of \(Self.display(path))")
             download.finish(.success(item))
         } catch {
             metrics.fetchFailures.increment()
             sparse.endFetch(fetched: nil)
             await noteIfChanged(error, item: item, path: path)
-            logger.warning("range fetch failed", metadata: ["path": "/\(path.joined(separator: "/"))", "range": "\(span)", "error": "\(error)"])
+            logger.warning("range fetch failed", metadata: ["path": "\(Self.display(path))", "range": "\(span)", "error": "\(error)"])
             download.finish(.failure(error))
         }
     }
@@ -226,7 +226,7 @@ extension Provider {
                 cache.remove(try await index.delete(id: item.id))
             }
         } catch {
-            logger.warning("cannot learn the upstream's new version", metadata: ["path": "/\(path.joined(separator: "/"))", "error": "\(error)"])
+            logger.warning("cannot learn the upstream's new version", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
         }
     }
 
@@ -235,6 +235,6 @@ extension Provider {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let level: Logger.Level = bytes > 1 << 20 ? .info : .debug
         let rate = seconds > 0 ? String(format: ", %.1f MB/s", Double(bytes) / seconds / 1e6) : ""
-        logger.log(level: level, "fetched /\(path.joined(separator: "/")) from \(store.displayName): \(bytes) bytes in \(String(format: "%.2f", seconds)) s\(rate)")
+        logger.log(level: level, "fetched \(Self.display(path)) from \(store.displayName): \(bytes) bytes in \(String(format: "%.2f", seconds)) s\(rate)")
     }
 }

@@ -22,7 +22,7 @@ extension Provider {
         do {
             entry = try await store.stat(path)
         } catch let error as UpstreamError {
-            logger.warning("cannot revalidate; serving the cached copy", metadata: ["path": "/\(path.joined(separator: "/"))", "error": "\(error)"])
+            logger.warning("cannot revalidate; serving the cached copy", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
             return item
         }
         guard let entry, !entry.isFolder else {
@@ -30,7 +30,7 @@ extension Provider {
             return nil
         }
         guard entry.version != item.upstreamVersion || entry.size != item.size else { return item }
-        logger.info("changed upstream; the cached copy is dropped", metadata: ["path": "/\(path.joined(separator: "/"))"])
+        logger.info("changed upstream; the cached copy is dropped", metadata: ["path": "\(Self.display(path))"])
         let updated = try await index.updateContent(id: item.id, entry: entry, cachedVersion: nil)
         cache.remove([item.id])
         return updated

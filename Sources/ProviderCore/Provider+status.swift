@@ -42,14 +42,14 @@ extension Provider {
         let counts = try await index.counts(domain: domain)
         var conflicts: [DomainStatus.Conflict] = []
         for id in try await index.items(withProperty: Self.namespace, "conflict-of", domain: domain) {
-            conflicts.append(.init(path: "/" + (try await index.path(of: id)).joined(separator: "/")))
+            conflicts.append(.init(path: Self.display(try await index.path(of: id))))
         }
         let cache = self.cache
         let cacheUse = try await blocking { cache.usage() }
         let newest = try await index.newestEntries(domain: domain)
         var failures: [DomainStatus.Failure] = []
         for entry in newest where entry.failed {
-            failures.append(.init(path: "/" + (try await index.path(of: entry.itemID)).joined(separator: "/"),
+            failures.append(.init(path: Self.display(try await index.path(of: entry.itemID)),
                                   error: entry.lastError ?? "", attempts: entry.attempts))
         }
         return DomainStatus(name: domain, upstream: store.displayName, health: health.snapshot, items: counts,

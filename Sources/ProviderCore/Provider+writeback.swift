@@ -75,9 +75,10 @@ extension Provider {
 
     /// Runs the uploads of the journal until the task is cancelled: every
     /// quarter second, the due entries (quiet for the delay, retry time
-    /// come, not under a lock) are uploaded, a few at a time, oldest first.
+    /// come, not under a lock) are uploaded, oldest first. It runs in
+    /// write-through too: a domain switched from write-back still delivers
+    /// what its journal holds.
     public func runUploads() async {
-        guard writeMode == .back else { return }
         while !Task.isCancelled {
             do {
                 try await uploadDue()
@@ -87,6 +88,14 @@ extension Provider {
             }
             try? await Task.sleep(for: .milliseconds(250))
         }
+    }
+
+    /// At a clean stop: says what the journal still holds, so that nobody
+    /// takes a stopped server for a finished upload.
+    public func reportPendingAtStop() async {
+        guard let entries = try? await index.newestEntries(domain: domain), !entries.isEmpty else { return }
+        let bytes = entries.reduce(Int64(0)) { $0 + $1.size }
+        logger.notice("domain \(domain): \(entries.count) files (\(bytes) bytes) not uploaded yet; kept in the journal, they go at the next start")
     }
 
     /// Uploads the due entries one at a time, oldest first: one upload gate
@@ -104,7 +113,6 @@ extension Provider {
     /// Uploads every pending write at or below `item` now, before a MOVE or
     /// COPY takes its path elsewhere; throws when one cannot be delivered.
     func flushUploads(under item: Item) async throws {
-        guard writeMode == .back else { return }
         let ids = [item.id] + (item.isFolder ? try await index.descendants(of: item.id).map(\.id) : [])
         for entry in try await index.latestEntries(of: ids) {
             try await upload(entry)
@@ -114,7 +122,6 @@ extension Provider {
     /// Forgets the pending writes at or below `item` (it is being deleted),
     /// after the upload in flight, so none lands after the DELETE.
     func dropUploads(under item: Item) async throws {
-        guard writeMode == .back else { return }
         let ids = [item.id] + (item.isFolder ? try await index.descendants(of: item.id).map(\.id) : [])
         try await uploadGate.withLock {
             cache.removeOutbox(try await index.dropJournal(of: ids))
@@ -154,7 +161,7 @@ extension Provider {
                 } catch ProviderError.upstream(.versionMismatch) {
                     let now = try await upstream { try await store.stat(path) }
                     guard let now else {
-                        logger.warning("deleted upstream while edited here; created again", metadata: ["path": "/\(path.joined(separator: "/"))"])
+                        logger.warning("deleted upstream while edited here; created again", metadata: ["path": "\(Self.display(path))"])
                         uploaded = try await upstream { try await store.upload(file, to: path, expecting: .absent) }
                         cache.removeOutbox(try await index.completeUpload(entry, uploaded: uploaded))
                         return
@@ -172,7 +179,7 @@ extension Provider {
                 metrics.uploadedBytes.increment(by: uploaded.size)
                 cache.removeOutbox(try await index.completeUpload(entry, uploaded: uploaded))
                 logger.log(level: uploaded.size > 1 << 20 ? .info : .debug,
-                           "uploaded /\(path.joined(separator: "/")): \(uploaded.size) bytes, \(entry.attempts) earlier attempts")
+                           "uploaded \(Self.display(path)): \(uploaded.size) bytes, \(entry.attempts) earlier attempts")
             } catch {
                 let attempts = entry.attempts + 1
                 // 1 s, 2 s, 4 s ... at most 5 minutes, with up to a quarter of jitter.
@@ -180,7 +187,7 @@ extension Provider {
                 let failed = Date().timeIntervalSince(entry.created) > uploads.maxAge
                 try await index.uploadFailed(entry, error: "\(error)", next: Date().addingTimeInterval(backoff), failed: failed)
                 logger.warning(failed ? "upload failed for good; kept here and reported" : "upload failed; will retry",
-                               metadata: ["path": "/\(path.joined(separator: "/"))", "error": "\(error)", "attempts": "\(attempts)"])
+                               metadata: ["path": "\(Self.display(path))", "error": "\(error)", "attempts": "\(attempts)"])
                 throw error
             }
         }

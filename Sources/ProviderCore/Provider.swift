@@ -26,6 +26,8 @@ public final class Provider: Sendable {
     /// Whether a PUT waits for its upload (through) or the journal's (back).
     public let writeMode: WriteMode
     public let uploads: UploadPolicy
+    /// Where clients' locks on files are mirrored (`mirror_locks`), if anywhere.
+    public let lockMirror: (any LockMirror)?
     /// One upload at a time, so an item's uploads stay in order and a MOVE
     /// or DELETE can wait for the one in flight.
     let uploadGate = AsyncMutex()
@@ -56,7 +58,7 @@ public final class Provider: Sendable {
     public init(domain: String, store: any UpstreamStore, index: MetadataIndex, cacheFolder: URL, listingTTL: TimeInterval,
                 revalidation: Revalidation = .listing, trustFolderVersions: Bool = false,
                 budget: CacheBudget = CacheBudget(), writeMode: WriteMode = .through, uploads: UploadPolicy = UploadPolicy(),
-                logger: Logger) throws {
+                lockMirror: (any LockMirror)? = nil, logger: Logger) throws {
         self.domain = domain
         self.store = store
         self.index = index
@@ -67,6 +69,7 @@ public final class Provider: Sendable {
         self.budget = budget
         self.writeMode = writeMode
         self.uploads = uploads
+        self.lockMirror = lockMirror
         self.metrics = ProviderMetrics(domain: domain)
         self.logger = logger
     }
@@ -134,7 +137,7 @@ public final class Provider: Sendable {
                 // Never listed: there is no last known listing to serve, and
                 // an empty one would answer 404 for what may well be there.
                 guard folder.listedAt != nil else { throw ProviderError.upstream(error) }
-                logger.warning("listing refresh failed, serving the last known listing", metadata: ["path": "/\(path.joined(separator: "/"))", "error": "\(error)"])
+                logger.warning("listing refresh failed, serving the last known listing", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
                 return true
             }
             guard before == generation.withLockedValue({ $0 }) else { return true }
@@ -164,6 +167,9 @@ public final class Provider: Sendable {
 
     /// Calls the store, turning its errors into provider errors and keeping
     /// the upstream's health for the status page.
+    /// A path as logs show it.
+    static func display(_ path: ItemPath) -> String { "/" + path.joined(separator: "/") }
+
     func upstream<T>(_ body: () async throws -> T) async throws -> T {
         do {
             let result = try await body()

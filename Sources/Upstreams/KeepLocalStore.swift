@@ -33,7 +33,7 @@ public struct KeepLocalStore: UpstreamStore {
         patterns.contains { fnmatch($0, name, FNM_PERIOD) == 0 }
     }
 
-    private func isLocal(_ path: ItemPath) -> Bool {
+    func isLocal(_ path: ItemPath) -> Bool {
         path.last.map(keepsLocal) ?? false
     }
 

@@ -103,6 +103,11 @@ extension WebDAVStore {
                                     timeouts: (connect: Duration, read: Duration)) -> HTTPClient.Configuration {
         var pool = HTTPClient.Configuration.ConnectionPool()
         pool.retryConnectionEstablishment = false
+        // Below Apache's default KeepAliveTimeout (5 s): davgate closes an
+        // idle connection before the upstream does, so no request is ever
+        // sent on a connection the server is closing that instant (seen as
+        // "the upstream closed the connection" in the contract suite).
+        pool.idleTimeout = .seconds(4)
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tls,
             redirectConfiguration: .disallow,

@@ -7,7 +7,7 @@ import ProviderCore
 extension WebDAVStore {
     /// What a request was for; some statuses mean different things by operation.
     enum Operation: Sendable {
-        case read, upload, makeFolder, delete, moveOrCopy
+        case read, upload, makeFolder, delete, moveOrCopy, lock
     }
 
     /// An upstream HTTP status in `UpstreamError` terms (RFC 9110 section 15,
@@ -37,7 +37,7 @@ extension WebDAVStore {
         case 412:
             return .versionMismatch
         case 423:
-            return .forbidden("locked upstream")
+            return .locked
         case 507:
             return .noSpace
         case 500...599:

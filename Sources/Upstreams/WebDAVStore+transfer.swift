@@ -106,18 +106,22 @@ extension WebDAVStore {
         // The file's own mtime, for upstreams that keep it (ownCloud,
         // Nextcloud, davgate); others ignore the header and use their clock.
         request.headers.add(name: "X-OC-Mtime", value: String(Int64(st.st_mtim.tv_sec)))
+        var version: String?
         switch expecting {
         case .any:
             break
         case .absent:
             request.headers.add(name: "If-None-Match", value: "*")
-        case .version(let version):
+        case .version(let expected):
             // The WebDAV If header (RFC 4918 section 10.4) rather than
             // If-Match: Apache marks an ETag weak during the second after a
             // change, and If-Match compares strongly (RFC 9110 section 13.1.1),
             // so a PUT right after a PUT would always fail. The If header's
             // ETag comparison is weak; the tag still names one size and mtime.
-            request.headers.add(name: "If", value: "([\(Self.quotedTag(version))])")
+            version = expected
+        }
+        if let condition = try ifHeader(for: path, version: version) {
+            request.headers.add(name: "If", value: condition)
         }
         request.body = .stream(FileChunks(file: source, length: length), length: .known(length))
         // The answer comes after the whole body: no deadline, the idle

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import DAVProtocol
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -44,6 +45,8 @@ public struct WebDAVStore: UpstreamStore, CustomStringConvertible, CustomDebugSt
     /// shared client (whose own TLS configuration we cannot change) trusts it too.
     let tlsConfiguration: TLSConfiguration?
     let timeouts: (connect: Duration, read: Duration)
+    /// Our upstream lock tokens by path (`mirror_locks`), sent with our writes.
+    let heldLocks = NIOLockedValueBox<[ItemPath: String]>([:])
 
     /// Creates a store for one WebDAV collection.
     ///
@@ -150,7 +153,10 @@ public struct WebDAVStore: UpstreamStore, CustomStringConvertible, CustomDebugSt
     }
 
     public func delete(_ path: ItemPath) async throws {
-        try await send(try request("DELETE", path), operation: .delete)
+        var request = try self.request("DELETE", path)
+        if let condition = try ifHeader(for: path, version: nil) { request.headers.add(name: "If", value: condition) }
+        try await send(request, operation: .delete)
+        forgetLocks(under: path)
     }
 
     public func move(_ source: ItemPath, to destination: ItemPath) async throws -> UpstreamEntry {
@@ -158,7 +164,9 @@ public struct WebDAVStore: UpstreamStore, CustomStringConvertible, CustomDebugSt
         request.headers.add(name: "Destination", value: try url(destination))
         request.headers.add(name: "Overwrite", value: "F")
         request.headers.add(name: "Depth", value: "infinity")
+        if let condition = try ifHeader(for: source, version: nil) { request.headers.add(name: "If", value: condition) }
         try await send(request, operation: .moveOrCopy)
+        forgetLocks(under: source)
         return try await written(destination)
     }
 

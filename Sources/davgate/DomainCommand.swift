@@ -19,12 +19,25 @@ struct DomainCommand: AsyncParsableCommand {
         )
         @Argument(help: "The domain's name.") var name: String
         @Flag(help: "Do not ask for confirmation.") var yes = false
+        @Flag(help: "Also drop writes not uploaded yet (write-back); without it, reset refuses while any are pending.")
+        var discardUploads = false
         @OptionGroup var options: ConfigOption
 
         func run() async throws {
             let config = try loadConfig(options.config)
             guard config.domains.contains(where: { $0.name == name }) else {
                 throw ValidationError("no domain named \(name) in \(config.file.path)")
+            }
+            let index = try MetadataIndex(file: config.server.state.appendingPathComponent("index.sqlite"))
+            let pending = try await index.newestEntries(domain: name)
+            if !pending.isEmpty && !discardUploads {
+                var paths: [String] = []
+                for entry in pending.prefix(10) { paths.append("/" + (try await index.path(of: entry.itemID)).joined(separator: "/")) }
+                throw ValidationError("""
+                    domain \(name) holds \(pending.count) files (\(pending.reduce(Int64(0)) { $0 + $1.size }) bytes) written here and \
+                    not uploaded yet: \(paths.joined(separator: ", "))\(pending.count > 10 ? ", ..." : ""). Start the server and let \
+                    them upload (davgate status shows them), or pass --discard-uploads to lose them.
+                    """)
             }
             if !yes {
                 guard isatty(STDIN_FILENO) != 0 else {
@@ -36,7 +49,6 @@ struct DomainCommand: AsyncParsableCommand {
                     return
                 }
             }
-            let index = try MetadataIndex(file: config.server.state.appendingPathComponent("index.sqlite"))
             let items = try await index.resetDomain(name)
             let cache = config.server.state.appendingPathComponent("cache").appendingPathComponent(name)
             try? FileManager.default.removeItem(at: cache)

@@ -65,7 +65,8 @@ struct Serve: AsyncParsableCommand {
                 cacheFolder: server.state.appendingPathComponent("cache").appendingPathComponent(domain.name),
                 listingTTL: domain.listingTTL, revalidation: domain.revalidate,
                 trustFolderVersions: domain.folderETags, budget: domain.cacheBudget,
-                writeMode: domain.writeMode, uploads: domain.uploads, logger: logger)
+                writeMode: domain.writeMode, uploads: domain.uploads,
+                lockMirror: domain.mirrorLocks ? store as? any LockMirror : nil, logger: logger)
         }
 
         var permissions: [String: [String: DomainPermission]] = [:]
@@ -81,16 +82,22 @@ struct Serve: AsyncParsableCommand {
         settings.metricsText = { metrics.emitToString() }
         let scheme = server.tls ? "https" : "http"
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
-        // Write-back: what the journal holds from before a restart is put
-        // right first, then uploaded alongside the server.
-        for provider in providers.values where provider.writeMode == .back {
+        // What the journal holds from before a restart is put right first,
+        // then uploaded alongside the server (in every domain: one switched
+        // to write-through still delivers its earlier write-back files).
+        for provider in providers.values {
             try await provider.recoverJournal()
+            try await provider.adoptMirroredLocks()
         }
-        let uploaders = providers.values.filter { $0.writeMode == .back }.map { provider in Task { await provider.runUploads() } }
+        let uploaders = providers.values.map { provider in Task { await provider.runUploads() } }
         defer { uploaders.forEach { $0.cancel() } }
         try await DAVServer(settings: settings, logger: logger).run { port in
             let domains = config.domains.map { "\(scheme)://\(host):\(port)/\($0.name)/" }.joined(separator: ", ")
             say("davgate listening on \(scheme)://\(host):\(port)/ serving \(domains)")
+        }
+        uploaders.forEach { $0.cancel() }
+        for provider in providers.values {
+            await provider.reportPendingAtStop()
         }
     }
 }

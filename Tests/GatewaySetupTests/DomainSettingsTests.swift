@@ -77,7 +77,7 @@ struct DomainSettingsTests {
         }
     }
 
-    @Test("issue 4, 5 and 6 keys: revalidate, folder_etags, keep_local, cache_budget, min_free_disk; wrong values are refused naming the key")
+    @Test("issue 4, 5 and 6 keys: revalidate, folder_etags, keep_local, cache_budget, min_free_disk, write_mode, mirror_locks; wrong values are refused naming the key")
     func lazyFetchKeys() throws {
         let folder = try TemporaryFolder()
         let config = try GatewayConfig.load(from: try folder.config("""
@@ -89,7 +89,7 @@ struct DomainSettingsTests {
             keep_local = ["._*", ".DS_Store"]
             cache_budget = "1.5 GiB"
             min_free_disk = 1000000
-            write_mode = "back"
+            write_mode = "through"
             upload_delay = 0.5
 
             [[domain]]
@@ -100,8 +100,8 @@ struct DomainSettingsTests {
         #expect(config.domains[0].folderETags)
         #expect(config.domains[0].keepLocal == ["._*", ".DS_Store"])
         #expect(config.domains[0].cacheBudget == CacheBudget(maxBytes: 1_610_612_736, minFreeBytes: 1_000_000))
-        #expect(config.domains[0].writeMode == .back && config.domains[0].uploads.quietDelay == 0.5)
-        #expect(config.domains[1].writeMode == .through, "write-through stays the default for now")
+        #expect(config.domains[0].writeMode == .through && config.domains[0].uploads.quietDelay == 0.5)
+        #expect(config.domains[1].writeMode == .back && config.domains[1].uploads.quietDelay == 2, "write-back after 2 s of quiet is the default")
         #expect(config.domains[1].revalidate == .listing && !config.domains[1].folderETags && config.domains[1].keepLocal.isEmpty,
                 "defaults: trust listings, no folder ETags, nothing kept local")
         for (key, value) in [("revalidate", "\"sometimes\""), ("folder_etags", "\"yes\""), ("keep_local", "\"._*\""), ("keep_local", "[1]"),
@@ -113,6 +113,15 @@ struct DomainSettingsTests {
             } throws: { error in
                 "\(error)".contains(key)
             }
+        }
+        // Locks can be mirrored only to a WebDAV upstream.
+        #expect(try GatewayConfig.load(from: try folder.config(
+            "[[domain]]\nname = \"x\"\nupstream = \"https://cloud.example/dav/\"\nmirror_locks = true\n")).domains[0].mirrorLocks)
+        #expect(!config.domains[1].mirrorLocks, "not mirrored by default")
+        #expect {
+            _ = try GatewayConfig.load(from: try folder.config("[[domain]]\nname = \"x\"\nupstream = \"file:../var/up\"\nmirror_locks = true\n"))
+        } throws: { error in
+            "\(error)".contains("mirror_locks") && "\(error)".contains("WebDAV upstream")
         }
     }
 }

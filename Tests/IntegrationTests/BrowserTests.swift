@@ -22,10 +22,7 @@ struct BrowserTests {
             #expect(try await client.send("MKCOL", "/files/Reports").status == 201)
             #expect(try await client.send("PUT", "/files/local.txt", body: "written here").status == 201)
             // A conflict copy: the upstream changed under an edit.
-            #expect(try await client.send("PUT", "/files/report.txt", body: "ours v1").status == 201)
-            try "theirs".write(to: server.upstream.appendingPathComponent("report.txt"), atomically: true, encoding: .utf8)
-            let conflicted = try await client.send("PUT", "/files/report.txt", body: "ours v2")
-            #expect(conflicted.header("X-Davgate-Conflict") != nil)
+            _ = try await client.makeConflict(server, name: "report.txt")
             // Partly local: one range read.
             #expect(try await client.send("GET", "/files/Pr%C3%A4sentation%202026.pdf", headers: [("Range", "bytes=0-99")]).status == 206)
 

@@ -83,6 +83,7 @@ struct CadaverTests {
             #expect(second.outputs[4].output.hasSuffix("succeeded.\n"), "after unlock the put works: \(second)")
 
             // The upstream folder holds exactly what cadaver did, under NFC names.
+            #expect(try await client.uploadsDrained(), "the journal delivered every write")
             let folder = server.upstream.appendingPathComponent("Ordner ü")
             let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
             #expect(Set(names.map { Array($0.utf8) }) == Set(["Lebenslauf 2026.txt", "Kopie 2026.txt", "unter Sperre.txt", "ohne Token.txt"]

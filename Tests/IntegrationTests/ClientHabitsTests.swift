@@ -77,11 +77,12 @@ struct ClientHabitsTests {
             #expect(head.header("Content-Length") == String(content.utf8.count))
             #expect(head.header("ETag") == putETag)
             #expect(head.body.isEmpty)
-            #expect(try String(contentsOf: server.upstream.appendingPathComponent("notes.txt"), encoding: .utf8) == content)
 
-            // 4. UNLOCK.
+            // 4. UNLOCK; the upload held back under the lock goes now.
             let unlock = try await client.send("UNLOCK", "/files/notes.txt", headers: [agent, ("Lock-Token", "<\(token)>")])
             #expect(unlock.status == 204)
+            #expect(try await client.uploadsDrained(), "the journal delivered the write")
+            #expect(try String(contentsOf: server.upstream.appendingPathComponent("notes.txt"), encoding: .utf8) == content)
             #expect(try await lockdiscovery(client, "/files/notes.txt").isEmpty)
 
             // Second cycle on the existing file: LOCK (200), PUT with If-Match and the token.
@@ -195,7 +196,6 @@ struct ClientHabitsTests {
             let collURL = client.base + "/files/coll/"
             let put = try await client.send("PUT", "/files/coll/member.txt", headers: [agent, ("If", "<\(collURL)> (<\(token)>)")], body: "member")
             #expect(put.status == 201, "tagged If naming the locked collection: \(put.text)")
-            #expect(try String(contentsOf: server.upstream.appendingPathComponent("coll/member.txt"), encoding: .utf8) == "member")
 
             // The same tag without the trailing slash names the same collection.
             let noSlash = try await client.send("PUT", "/files/coll/member.txt",
@@ -237,6 +237,9 @@ struct ClientHabitsTests {
             #expect(discovered.first?.root == "/files/coll/")
             #expect(try await client.send("UNLOCK", "/files/coll/", headers: [agent, ("Lock-Token", "<\(token)>")]).status == 204)
             #expect(try await client.send("PUT", "/files/coll/renamed.txt", headers: [agent], body: "free").status == 204)
+            #expect(try await client.uploadsDrained(), "the journal delivered the writes")
+            #expect(try String(contentsOf: server.upstream.appendingPathComponent("coll/renamed.txt"), encoding: .utf8) == "free")
+            #expect(try String(contentsOf: server.upstream.appendingPathComponent("copy.txt"), encoding: .utf8) == "member 3")
         }
     }
 
@@ -266,6 +269,7 @@ struct ClientHabitsTests {
             let head = try await client.send("HEAD", "/files/empty.txt")
             #expect(head.status == 200)
             #expect(head.header("Content-Length") == "0")
+            #expect(try await client.uploadsDrained(), "the journal delivered the write")
             #expect(try Data(contentsOf: server.upstream.appendingPathComponent("empty.txt")).isEmpty)
 
             // Replace: HEAD for the ETag, then PUT with If-Match.
@@ -449,6 +453,7 @@ struct ClientHabitsTests {
             #expect(get.status == 200)
             #expect(get.header("Content-Length") == String(expected.count), "GET always carries Content-Length for Finder")
             #expect(get.body == expected)
+            #expect(try await client.uploadsDrained(), "the journal delivered the write")
             #expect(try Data(contentsOf: server.upstream.appendingPathComponent("photo.jpg")) == expected)
 
             // A chunked body without X-Expected-Entity-Length is fine too.
@@ -469,6 +474,7 @@ struct ClientHabitsTests {
             let after = try await client.send("GET", "/files/keep.txt")
             #expect(after.text == "precious")
             #expect(after.header("ETag") == etag)
+            #expect(try await client.uploadsDrained(), "the journal delivered the write")
             #expect(try String(contentsOf: server.upstream.appendingPathComponent("keep.txt"), encoding: .utf8) == "precious")
 
             // Short, not empty: also refused.
@@ -548,7 +554,6 @@ struct ClientHabitsTests {
             let bytes = Data("PK\u{3}\u{4} word document bytes".utf8)
             let put = try await client.send("PUT", "/files/Report.docx", headers: [agent, ("If", "(<\(token)>)")], bodyData: bytes)
             #expect(put.status == 204)
-            #expect(try Data(contentsOf: server.upstream.appendingPathComponent("Report.docx")) == bytes)
 
             // 4. PROPPATCH of the Win32 properties. RFC 4918 sections 7.4 and 9.2: PROPPATCH
             // changes the locked resource, so without the token it is 423. (Office sends
@@ -586,6 +591,8 @@ struct ClientHabitsTests {
             let unlock = try await client.send("UNLOCK", "/files/Report.docx", headers: [agent, ("Lock-Token", token)])
             #expect(unlock.status == 204)
             #expect(try await lockdiscovery(client, "/files/Report.docx").isEmpty)
+            #expect(try await client.uploadsDrained(), "the upload held back under the lock went at UNLOCK")
+            #expect(try Data(contentsOf: server.upstream.appendingPathComponent("Report.docx")) == bytes)
             // Unlocked, the PROPPATCH needs no token.
             #expect(try await client.send("PROPPATCH", "/files/Report.docx", headers: [agent, xmlType], body: win32Patch).status == 207)
 
@@ -624,6 +631,7 @@ struct ClientHabitsTests {
                 #expect(href.range(of: "%[0-9A-F]?[a-f]", options: .regularExpression) == nil, "upper-case hex in \(href)")
             }
             // The upstream holds the decoded names, in NFC.
+            #expect(try await client.uploadsDrained(), "the journal delivered the write")
             let upstreamNames = try FileManager.default.contentsOfDirectory(atPath: server.upstream.appendingPathComponent("names").path)
             #expect(Set(upstreamNames.map { Array($0.utf8) }) == Set(names.map { Array($0.precomposedStringWithCanonicalMapping.utf8) }))
 
@@ -650,6 +658,7 @@ struct ClientHabitsTests {
             let findNFD = try await client.send("PROPFIND", nfd, headers: [("Depth", "0")])
             #expect(Multistatus(findNFD)?.hrefs == ["/files/names/R%C3%A9sum%C3%A9%202026.txt"])
             #expect(try await client.send("PUT", nfd, body: "replaced via NFD").status == 204)
+            #expect(try await client.uploadsDrained(), "the journal delivered the write")
             let folderNames = try FileManager.default.contentsOfDirectory(atPath: server.upstream.appendingPathComponent("names").path)
             #expect(folderNames.filter { $0.hasPrefix("R") }.map { Array($0.utf8) } == [Array("Résumé 2026.txt".precomposedStringWithCanonicalMapping.utf8)])
             #expect(try await client.send("GET", "/files/names/R%C3%A9sum%C3%A9%202026.txt").text == "replaced via NFD")
@@ -844,6 +853,7 @@ extension ClientHabitsTests {
             let put = try await client.send("PUT", "/files/oc.txt", headers: [("X-OC-Mtime", "1700000000")], body: body)
             #expect(put.status == 201)
             #expect(put.header("X-OC-MTime") == "accepted")
+            #expect(try await client.uploadsDrained(), "the journal delivered the write")
             let mtime = try FileManager.default.attributesOfItem(atPath: server.upstream.appendingPathComponent("oc.txt").path)[.modificationDate] as? Date
             #expect(mtime == Date(timeIntervalSince1970: 1_700_000_000))
             let named = "<d:propfind xmlns:d=\"DAV:\" xmlns:oc=\"http://owncloud.org/ns\"><d:prop><d:getlastmodified/><oc:checksums/></d:prop></d:propfind>"
@@ -861,6 +871,7 @@ extension ClientHabitsTests {
             // Other bytes under that checksum: refused, nothing changes.
             let wrong = try await client.send("PUT", "/files/oc.txt", headers: [("OC-Checksum", checksum)], body: "tampered\n")
             #expect(wrong.status == 400, "\(wrong.text)")
+            #expect(try await client.uploadsDrained(), "the journal delivered the write")
             #expect(try String(contentsOf: server.upstream.appendingPathComponent("oc.txt"), encoding: .utf8) == body)
             #expect(try await client.send("PUT", "/files/oc.txt", headers: [("X-OC-Mtime", "yesterday")], body: body).status == 400)
 
@@ -879,6 +890,7 @@ extension ClientHabitsTests {
             #expect(try await client.send("PUT", "/files/Fotos/bild.jpg", body: "jpeg").status == 201)
             #expect(try await client.send("PUT", "/files/Fotos/._bild.jpg", body: "resource fork").status == 201)
             #expect(try await client.send("PUT", "/files/Fotos/.DS_Store", body: "icon positions").status == 201)
+            #expect(try await client.uploadsDrained(), "the journal delivered the write")
             let names = try FileManager.default.contentsOfDirectory(atPath: server.upstream.appendingPathComponent("Fotos").path)
             #expect(names == ["bild.jpg"], "only the photo went upstream: \(names)")
 

@@ -105,12 +105,16 @@ struct DomainAccessTests {
 
 @Suite("domain reset")
 struct DomainResetTests {
-    @Test("reset drops cache, placeholders, locks and dead properties and leaves the upstream untouched")
+    @Test("reset drops cache, placeholders, locks and dead properties and leaves the upstream untouched; it refuses while writes wait for upload")
     func reset() async throws {
         let first = try await DavgateProcess()
         defer { first.cleanUp() }
         try await withClient(first) { client async throws in
             #expect(try await client.send("PUT", "/files/keep.txt", body: "upstream keeps me").status == 201)
+            #expect(try await client.uploadsDrained())
+            // A write the journal holds back under its lock until the stop.
+            let lock = try await client.send("LOCK", "/files/late.txt", body: Fixtures.lockBody)
+            #expect(try await client.send("PUT", "/files/late.txt", headers: [("If", "(<\(try lockToken(lock))>)")], body: "not uploaded").status == 204)
             let patch = "<D:propertyupdate xmlns:D=\"DAV:\"><D:set><D:prop><x:tag xmlns:x=\"urn:x\">dead</x:tag></D:prop></D:set></D:propertyupdate>"
             #expect(try await client.send("PROPPATCH", "/files/keep.txt", body: patch).status == 207)
             #expect(try await client.send("LOCK", "/files/keep.txt", body: Fixtures.lockBody).status == 200)
@@ -122,11 +126,15 @@ struct DomainResetTests {
 
         let refused = try runDavgate(["domain", "reset", "files", "--config", first.configFile.path])
         #expect(refused.status != 0, "without --yes and without a terminal it refuses")
-        let reset = try runDavgate(["domain", "reset", "files", "--yes", "--config", first.configFile.path])
+        let pending = try runDavgate(["domain", "reset", "files", "--yes", "--config", first.configFile.path])
+        #expect(pending.status != 0 && pending.output.contains("not uploaded yet: /late.txt"), "\(pending.output)")
+        #expect(pending.output.contains("--discard-uploads"))
+        let reset = try runDavgate(["domain", "reset", "files", "--yes", "--discard-uploads", "--config", first.configFile.path])
         #expect(reset.status == 0, "\(reset.output)")
         #expect(reset.output.contains("Reset domain files"))
         #expect(!FileManager.default.fileExists(atPath: cache.path))
         #expect(try String(contentsOf: first.upstream.appendingPathComponent("keep.txt"), encoding: .utf8) == "upstream keeps me")
+        #expect(!FileManager.default.fileExists(atPath: first.upstream.appendingPathComponent("late.txt").path), "the discarded write never went up")
 
         let second = try await DavgateProcess(reuse: first.root)
         defer { second.stop() }

@@ -28,7 +28,8 @@ struct GatewayTests {
             #expect(created.status == 201)
             let etag1 = try #require(created.header("ETag"))
             #expect(etag1.hasPrefix("\"") && !etag1.hasPrefix("W/"))
-            // The upstream holds the bytes before the PUT was answered.
+            // The journal delivers the bytes to the upstream.
+            #expect(try await client.uploadsDrained())
             #expect(try String(contentsOf: server.upstream.appendingPathComponent("hello.txt"), encoding: .utf8) == "hello world")
 
             let get = try await client.send("GET", "/files/hello.txt")
@@ -197,8 +198,10 @@ struct GatewayTests {
             #expect(try await client.send("GET", "/files/big.bin").text == "old content")
             let temporary = try FileManager.default.contentsOfDirectory(atPath: server.state.appendingPathComponent("cache/files/tmp").path)
             #expect(temporary.isEmpty)
+            #expect(try await client.uploadsDrained())
             let upstreamNames = try FileManager.default.contentsOfDirectory(atPath: server.upstream.path)
             #expect(upstreamNames == ["big.bin"])
+            #expect(try String(contentsOf: server.upstream.appendingPathComponent("big.bin"), encoding: .utf8) == "old content")
         }
     }
 

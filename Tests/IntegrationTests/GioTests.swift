@@ -40,6 +40,7 @@ struct GioTests {
                 try await session.expect(["copy", local.appendingPathComponent("Résumé 2026.txt").path, folder + hrefSegment("Résumé 2026.txt")])
                 try await session.expect(["copy", local.appendingPathComponent("gross.bin").path, folder + "gross.bin"])
                 let upstream = server.upstream.appendingPathComponent("Ordner ü")
+                #expect(try await uploadsDrained(server), "the journal delivered both copies")
                 #expect(try Data(contentsOf: upstream.appendingPathComponent("Résumé 2026.txt")) == text)
                 #expect(try await checksum(of: upstream.appendingPathComponent("gross.bin"), session.command)
                         == checksum(of: local.appendingPathComponent("gross.bin"), session.command))
@@ -58,6 +59,7 @@ struct GioTests {
 
                 // Copy over an existing file (gvfs's replace: HEAD for the ETag, then PUT).
                 try await session.expect(["copy", local.appendingPathComponent("ersatz.txt").path, folder + hrefSegment("Résumé 2026.txt")])
+                #expect(try await uploadsDrained(server), "the journal delivered the replacement")
                 #expect(try Data(contentsOf: upstream.appendingPathComponent("Résumé 2026.txt")) == Data("replaced\n".utf8))
 
                 // Rename (MOVE, Overwrite: F) and move to the root (MOVE, Overwrite: T).

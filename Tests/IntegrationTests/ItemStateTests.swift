@@ -32,9 +32,7 @@ struct ItemStateTests {
             #expect(try await client.send("GET", "/files/big.bin").body.count == 100_000)
             #expect(try await state(client, "/files/big.bin") == ("materialized", "100000"))
 
-            #expect(try await client.send("PUT", "/files/r.txt", body: "ours v1").status == 201)
-            try "theirs".write(to: server.upstream.appendingPathComponent("r.txt"), atomically: true, encoding: .utf8)
-            let copy = try #require(try await client.send("PUT", "/files/r.txt", body: "ours v2").header("X-Davgate-Conflict"))
+            let copy = try await client.makeConflict(server, name: "r.txt")
             #expect(try await state(client, copy) == ("conflict", "7"))
 
             let allprop = try await client.send("PROPFIND", "/files/big.bin", headers: [("Depth", "0")])

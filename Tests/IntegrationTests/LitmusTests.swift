@@ -5,18 +5,25 @@ import Testing
 /// litmus, the WebDAV conformance suite, all five suites, against the real
 /// davgate over TLS and over plain HTTP. Fails on any failed test and on any
 /// warning.
-/// Over TLS, over plain HTTP, and over TLS with write-back (every PUT
-/// answered from the journal, uploaded behind litmus's back).
+/// Over TLS and plain HTTP with the defaults (write-back, uploads after 2 s
+/// of quiet), over TLS with uploads at once (racing litmus's next request),
+/// and over TLS with write-through.
 enum LitmusSetup: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case tls, plainHTTP, writeBack
+    case tls, plainHTTP, eagerUploads, writeThrough
     var testDescription: String { rawValue }
     var usesTLS: Bool { self != .plainHTTP }
-    var extraDomain: String { self == .writeBack ? "write_mode = \"back\"\nupload_delay = 0" : "" }
+    var extraDomain: String {
+        switch self {
+        case .tls, .plainHTTP: ""
+        case .eagerUploads: "upload_delay = 0"
+        case .writeThrough: "write_mode = \"through\""
+        }
+    }
 }
 
 @Suite("litmus", .serialized)
 struct LitmusTests {
-    @Test("litmus, all five suites, over TLS, plain HTTP, and TLS with write-back", arguments: LitmusSetup.allCases)
+    @Test("litmus, all five suites, over TLS and plain HTTP, with write-back uploading late or at once, and with write-through", arguments: LitmusSetup.allCases)
     func litmus(setup: LitmusSetup) async throws {
         let tls = setup.usesTLS
         let litmus = try #require(findExecutable("litmus"), "litmus is not installed; .ci/run installs it (apt-get install litmus)")

@@ -27,6 +27,7 @@ struct RcloneTests {
 
             let firstSync = try await remote.run(["sync", local.path, "dg:sync"])
             #expect(firstSync.succeeded, "\(firstSync)")
+            #expect(try await uploadsDrained(server), "the journal delivered the sync")
             #expect(try await treeChecksums(upstream, remote.command) == treeChecksums(local, remote.command),
                     "the upstream holds exactly the synced tree")
             for (from, to) in [(local.path, "dg:sync"), ("dg:sync", local.path)] {
@@ -49,6 +50,7 @@ struct RcloneTests {
             #expect(secondSync.succeeded, "\(secondSync)")
             #expect(secondSync.output.contains("docs/readme.txt: Copied (replaced existing)"), "\(secondSync)")
             #expect(secondSync.output.contains("top level.txt: Deleted"), "\(secondSync)")
+            #expect(try await uploadsDrained(server), "the journal delivered the sync")
             #expect(try await treeChecksums(upstream, remote.command) == treeChecksums(local, remote.command))
             let checkBack = try await remote.run(["check", "--download", "dg:sync", local.path])
             #expect(checkBack.succeeded, "\(checkBack)")
@@ -57,6 +59,7 @@ struct RcloneTests {
             let notes = try Data(contentsOf: local.appendingPathComponent("Ordner ü/Notizen mit Leerzeichen.txt"))
             let move = try await remote.run(["moveto", "dg:sync/Ordner ü/Notizen mit Leerzeichen.txt", "dg:sync/docs/verschoben é.txt"])
             #expect(move.succeeded, "\(move)")
+            #expect(try await uploadsDrained(server), "the journal delivered the sync")
             let moved = try await treeChecksums(upstream, remote.command)
             #expect(moved["Ordner ü/Notizen mit Leerzeichen.txt"] == nil, "the source is gone: \(moved.keys.sorted())")
             #expect(try Data(contentsOf: upstream.appendingPathComponent("docs/verschoben é.txt")) == notes)
@@ -97,6 +100,7 @@ extension RcloneTests {
             }
             let copy = try await remote.run(["copy", local.path, "dg:oc"])
             #expect(copy.succeeded, "\(copy)")
+            #expect(try await uploadsDrained(server), "the journal delivered the copy")
             for name in ["Ordner ü/bericht.txt", "bild.bin"] {
                 let kept = try FileManager.default.attributesOfItem(atPath: upstream.appendingPathComponent(name).path)[.modificationDate] as? Date
                 #expect(kept.map { abs($0.timeIntervalSince(then)) < 1 } == true, "\(name) upstream keeps the client's mtime: \(String(describing: kept))")
@@ -116,6 +120,7 @@ extension RcloneTests {
             try Data("version two\n".utf8).write(to: local.appendingPathComponent("Ordner ü/bericht.txt"))
             let sync = try await remote.run(["sync", local.path, "dg:oc"])
             #expect(sync.succeeded && sync.output.contains("bericht.txt: Copied (replaced existing)"), "\(sync)")
+            #expect(try await uploadsDrained(server), "the journal delivered the sync")
             #expect(try Data(contentsOf: upstream.appendingPathComponent("Ordner ü/bericht.txt")) == Data("version two\n".utf8))
         }
     }

@@ -36,6 +36,9 @@ struct WebDAVUpstreamTests {
         try await withClient(gateway) { client async throws in
             #expect(try await client.send("MKCOL", "/team/docs").status == 201)
             #expect(try await client.send("PUT", "/team/docs/a.txt", body: "through the bridge").status == 201)
+            // Both are write-back: the gateway's journal delivers to the upstream davgate, whose journal delivers to its folder.
+            #expect(try await client.uploadsDrained(), "the gateway delivered the write")
+            #expect(try await uploadsDrained(upstream), "the upstream davgate delivered it to its folder")
             #expect(try String(contentsOf: upstream.upstream.appendingPathComponent("docs/a.txt"), encoding: .utf8) == "through the bridge")
             let listing = try await client.send("PROPFIND", "/team/docs/", headers: [("Depth", "1")])
             #expect(listing.text.contains("/team/docs/a.txt"))

@@ -14,23 +14,6 @@ struct WriteBackTests {
     /// The `files` domain with write-back and a short quiet delay.
     static let domain = "write_mode = \"back\"\nupload_delay = 0.3\nlisting_ttl = 600"
 
-    /// The status of the `files` domain's uploads.
-    static func uploads(_ client: DAVClient) async throws -> (pending: Int, failed: Int) {
-        let json = try JSONSerialization.jsonObject(with: try await client.send("GET", "/.davgate/status.json").body) as? [String: Any]
-        let files = (json?["domains"] as? [[String: Any]])?.first { $0["name"] as? String == "files" }
-        let uploads = files?["uploads"] as? [String: Any]
-        return (uploads?["pending"] as? Int ?? -1, (uploads?["failed"] as? [Any])?.count ?? -1)
-    }
-
-    /// Waits (up to `seconds`) until nothing is pending.
-    static func drained(_ client: DAVClient, seconds: Int = 30) async throws -> Bool {
-        for _ in 0..<(seconds * 10) {
-            if try await uploads(client).pending == 0 { return true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return false
-    }
-
     static func metric(_ client: DAVClient, _ series: String) async throws -> Double {
         ServicePagesTests.value(try await client.send("GET", "/.davgate/metrics").text, series) ?? 0
     }
@@ -41,7 +24,7 @@ struct WriteBackTests {
             let upstream = server.upstream.appendingPathComponent("a.txt")
             #expect(try await client.send("PUT", "/files/a.txt", body: "first").status == 201)
             #expect(try await client.send("GET", "/files/a.txt").text == "first", "served from here before the upload")
-            #expect(try await Self.drained(client))
+            #expect(try await client.uploadsDrained())
             #expect(try String(contentsOf: upstream, encoding: .utf8) == "first")
 
             // LOCK, three saves, UNLOCK: the upload waits for the UNLOCK and carries the last save.
@@ -55,11 +38,11 @@ struct WriteBackTests {
             }
             try await Task.sleep(for: .milliseconds(1200))
             #expect(try String(contentsOf: upstream, encoding: .utf8) == "first", "nothing uploaded while the lock is held")
-            #expect(try await Self.uploads(client).pending == 1)
+            #expect(try await client.uploads().pending == 1)
             #expect(try await ItemStateTests().state(client, "/files/a.txt").state == "modified", "g:state says the upload is pending")
             #expect(try await Self.metric(client, "davgate_uploads_pending{domain=\"files\"}") == 1, "and so does the metric")
             #expect(try await client.send("UNLOCK", "/files/a.txt", headers: [("Lock-Token", token)]).status == 204)
-            #expect(try await Self.drained(client))
+            #expect(try await client.uploadsDrained())
             #expect(try String(contentsOf: upstream, encoding: .utf8) == "save 3")
             #expect(try await Self.metric(client, "davgate_uploads_total{domain=\"files\"}") - before == 1, "one upload of the final bytes")
 
@@ -76,10 +59,10 @@ struct WriteBackTests {
     func conflictAfterAcknowledging() async throws {
         try await withGateway(extraDomain: Self.domain) { server, client in
             #expect(try await client.send("PUT", "/files/report.txt", body: "ours v1").status == 201)
-            #expect(try await Self.drained(client))
+            #expect(try await client.uploadsDrained())
             try "theirs".write(to: server.upstream.appendingPathComponent("report.txt"), atomically: true, encoding: .utf8)
             #expect(try await client.send("PUT", "/files/report.txt", body: "ours v2").status == 204, "acknowledged before anyone knows")
-            #expect(try await Self.drained(client))
+            #expect(try await client.uploadsDrained())
             #expect(try String(contentsOf: server.upstream.appendingPathComponent("report.txt"), encoding: .utf8) == "theirs")
             let names = try FileManager.default.contentsOfDirectory(atPath: server.upstream.path)
             let copy = try #require(names.first { $0.hasPrefix("report (conflicted copy ") }, "\(names)")
@@ -123,7 +106,7 @@ struct WriteBackTests {
             #expect(refused.text.contains("dirty_budget"), "\(refused.text)")
             #expect(try await client.send("GET", "/files/b.txt").status == 404, "nothing stored")
             #expect(try await client.send("PUT", "/files/a.txt", body: sixty + "y").status == 204, "replaces a's pending bytes")
-            #expect(try await Self.uploads(client).pending == 1)
+            #expect(try await client.uploads().pending == 1)
         }
     }
 
@@ -216,8 +199,8 @@ struct WriteBackTests {
         let server = try await DavgateProcess(extraDomain: "write_mode = \"back\"\nupload_delay = 0", reuse: root)
         defer { server.stop() }
         try await withClient(server) { client in
-            #expect(try await Self.drained(client, seconds: 60), "the journal drained after the restart")
-            #expect(try await Self.uploads(client).failed == 0)
+            #expect(try await client.uploadsDrained(seconds: 60), "the journal drained after the restart")
+            #expect(try await client.uploads().failed == 0)
             for (path, index) in acknowledged {
                 let upstream = try String(contentsOf: server.upstream.appendingPathComponent(path), encoding: .utf8)
                 let found = sent[path]!.firstIndex(of: upstream)

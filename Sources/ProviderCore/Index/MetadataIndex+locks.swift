@@ -3,12 +3,12 @@ import GRDB
 import NIOConcurrencyHelpers
 
 extension Lock {
-    static let columns = "token, item_id, depth_infinity, exclusive, owner_xml, principal, timeout, expires, created_item"
+    static let columns = "token, item_id, depth_infinity, exclusive, owner_xml, principal, timeout, expires, created_item, upstream_token"
 
     init(row: Row) {
         self.init(token: row[0], itemID: row[1], depthInfinity: row[2], exclusive: row[3], ownerXML: row[4],
                   principal: row[5], timeout: row[6], expires: (row[7] as Double?).map { Date(timeIntervalSince1970: $0) },
-                  createdItem: row[8])
+                  createdItem: row[8], upstreamToken: row[9])
     }
 }
 
@@ -77,9 +77,10 @@ extension MetadataIndex {
             if let clash = conflicting.first(where: { $0.conflicts(exclusive: lock.exclusive) }) {
                 throw LockError.conflict(rootItemID: clash.itemID)
             }
-            try db.execute(sql: "INSERT INTO lock (\(Lock.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            try db.execute(sql: "INSERT INTO lock (\(Lock.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            arguments: [lock.token, lock.itemID, lock.depthInfinity, lock.exclusive, lock.ownerXML,
-                                       lock.principal, lock.timeout, lock.expires?.timeIntervalSince1970, lock.createdItem])
+                                       lock.principal, lock.timeout, lock.expires?.timeIntervalSince1970, lock.createdItem,
+                                       lock.upstreamToken])
         }
     }
 
@@ -90,6 +91,24 @@ extension MetadataIndex {
                            arguments: [timeout, expires, token, now.timeIntervalSince1970])
             guard db.changesCount > 0 else { return nil }
             return try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE token = ?"), arguments: [token]).map(Lock.init(row:))
+        }
+    }
+
+    /// Records the upstream's token of a mirrored lock.
+    public func setUpstreamToken(_ upstreamToken: String, of token: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE lock SET upstream_token = ? WHERE token = ?", arguments: [upstreamToken, token])
+        }
+    }
+
+    /// The live mirrored locks of a domain, to hand their upstream tokens
+    /// back to the store after a restart.
+    public func mirroredLocks(domain: String, now: Date = Date()) async throws -> [Lock] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(Lock.columns) FROM lock
+                WHERE item_id IN (SELECT id FROM item WHERE domain = ?) AND upstream_token IS NOT NULL AND \(Self.live)
+                """, arguments: [domain, now.timeIntervalSince1970]).map(Lock.init(row:))
         }
     }
 

@@ -111,6 +111,10 @@ public final class MetadataIndex: Sendable {
                 CREATE INDEX journal_by_item ON journal(item_id);
                 """)
         }
+        migrator.registerMigration("v6: mirrored locks") { db in
+            // The upstream's token of a lock mirrored there (mirror_locks).
+            try db.execute(sql: "ALTER TABLE lock ADD COLUMN upstream_token TEXT")
+        }
         return migrator
     }
 }

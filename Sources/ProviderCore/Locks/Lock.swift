@@ -18,9 +18,12 @@ public struct Lock: Sendable, Equatable {
     /// The LOCK created the (empty) resource it locks: until its first
     /// write, `If-None-Match: *` treats it as new (davfs2 creates files so).
     public var createdItem: Bool
+    /// The token of the same lock held upstream (`mirror_locks`), nil when
+    /// it is not mirrored.
+    public var upstreamToken: String?
 
     public init(token: String, itemID: Int64, depthInfinity: Bool, exclusive: Bool, ownerXML: String?, principal: String,
-                timeout: Int?, expires: Date?, createdItem: Bool = false) {
+                timeout: Int?, expires: Date?, createdItem: Bool = false, upstreamToken: String? = nil) {
         self.token = token
         self.itemID = itemID
         self.depthInfinity = depthInfinity
@@ -30,6 +33,7 @@ public struct Lock: Sendable, Equatable {
         self.timeout = timeout
         self.expires = expires
         self.createdItem = createdItem
+        self.upstreamToken = upstreamToken
     }
 
     /// Seconds left, nil for Infinite.

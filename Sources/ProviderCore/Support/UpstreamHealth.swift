@@ -33,7 +33,7 @@ public final class UpstreamHealth: Sendable {
                 $0.lastErrorAt = Date()
                 $0.failing = true
             }
-        case .notFound, .exists, .conflict, .versionMismatch:
+        case .notFound, .exists, .conflict, .versionMismatch, .locked:
             succeeded()
         }
     }

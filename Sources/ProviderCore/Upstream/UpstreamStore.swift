@@ -43,6 +43,8 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The upstream's version is not the one a conditional write expected
     /// (someone changed or created it meanwhile): a conflict to keep both.
     case versionMismatch
+    /// Someone holds a lock on it upstream (HTTP 423).
+    case locked
     case io(String)
 
     public var description: String {
@@ -55,6 +57,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unavailable(let m): "upstream unavailable: \(m)"
         case .timeout: "upstream timed out"
         case .versionMismatch: "the upstream file changed since it was read"
+        case .locked: "locked upstream by someone working there directly"
         case .io(let m): "upstream I/O error: \(m)"
         }
     }

@@ -35,6 +35,14 @@ struct DAVClient: Sendable {
         self.password = password ?? server.adminPassword
     }
 
+    /// A client of Apache itself, as someone working on the upstream directly.
+    init(apache: ApacheServer) {
+        http = HTTPClient(eventLoopGroupProvider: .singleton)
+        base = "http://127.0.0.1:\(apache.port)"
+        user = ApacheServer.user
+        password = ApacheServer.password
+    }
+
     func shutdown() async throws { try await http.shutdown() }
 
     @discardableResult
