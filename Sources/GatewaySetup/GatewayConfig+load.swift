@@ -188,7 +188,7 @@ private struct ConfigReader {
     }
 
     private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
-        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "mirror_locks", "credentials", "access_group", "upstream_ca", "users"])
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "upload_parallelism", "mirror_locks", "credentials", "access_group", "upstream_ca", "users"])
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
             throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
@@ -217,7 +217,11 @@ private struct ConfigReader {
         }
         let uploads = UploadPolicy(quietDelay: try table.duration("upload_delay") ?? 2,
                                    maxAge: try table.duration("upload_max_age") ?? 7 * 86_400,
-                                   dirtyBudget: try table.size("dirty_budget"))
+                                   dirtyBudget: try table.size("dirty_budget"),
+                                   parallelism: try table.integer("upload_parallelism") ?? 4)
+        guard (1...64).contains(uploads.parallelism) else {
+            throw table.error("upload_parallelism", "expected 1 to 64 uploads at once, got \(uploads.parallelism)")
+        }
         var credentials: VaultReference?
         if let entry = try table.table("credentials") {
             let inner = SettingsTable(entry, name: "[[domain]] credentials", file: file)

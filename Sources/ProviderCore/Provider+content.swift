@@ -62,8 +62,8 @@ extension Provider {
             }
             let basis: UpstreamExpectation = existing?.upstreamVersion.map { .version($0) } ?? .absent
             let entry: UpstreamEntry
-            uploadStarted()
-            defer { uploadEnded() }
+            metrics.uploadsInFlight.increment()
+            defer { metrics.uploadsInFlight.decrement() }
             do {
                 entry = try await upstream { try await store.upload(file, to: path, expecting: basis) }
                 metrics.uploads.increment()

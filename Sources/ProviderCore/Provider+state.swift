@@ -36,10 +36,10 @@ extension Provider {
     /// (an upload given up) and what is being uploaded now.
     public func contentStates(of items: [Item]) async throws -> [Int64: ContentState] {
         let failed = Set(try await index.latestEntries(of: items.filter(\.dirty).map(\.id)).filter(\.failed).map(\.itemID))
-        let uploading = uploadingNow.withLockedValue { $0 }
         var states: [Int64: ContentState] = [:]
         for item in items {
-            states[item.id] = failed.contains(item.id) ? .failed : item.dirty && item.id == uploading ? .uploading : contentState(of: item)
+            states[item.id] = failed.contains(item.id) ? .failed
+                : item.dirty && uploadSlots.isUploading(item.id) ? .uploading : contentState(of: item)
         }
         return states
     }

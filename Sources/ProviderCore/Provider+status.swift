@@ -54,7 +54,7 @@ extension Provider {
         }
         return DomainStatus(name: domain, upstream: store.displayName, health: health.snapshot, items: counts,
                             cache: .init(bytes: cacheUse.bytes, files: cacheUse.files),
-                            uploads: .init(inFlight: uploadsRunning.withLockedValue { $0 }, pending: newest.count,
+                            uploads: .init(inFlight: uploadSlots.inFlight, pending: newest.count,
                                            pendingBytes: newest.reduce(0) { $0 + $1.size }, failed: failures),
                             conflicts: conflicts)
     }

@@ -19,11 +19,14 @@ public struct UploadPolicy: Sendable, Equatable {
     /// Bytes written here and not uploaded yet that the domain accepts;
     /// beyond it a PUT gets 507 until the journal drains. nil: no limit.
     public var dirtyBudget: Int64?
+    /// Uploads of different files that may run at once.
+    public var parallelism: Int
 
-    public init(quietDelay: TimeInterval = 2, maxAge: TimeInterval = 7 * 86_400, dirtyBudget: Int64? = nil) {
+    public init(quietDelay: TimeInterval = 2, maxAge: TimeInterval = 7 * 86_400, dirtyBudget: Int64? = nil, parallelism: Int = 4) {
         self.quietDelay = quietDelay
         self.maxAge = maxAge
         self.dirtyBudget = dirtyBudget
+        self.parallelism = parallelism
     }
 }
 
@@ -98,15 +101,22 @@ extension Provider {
         logger.notice("domain \(domain): \(entries.count) files (\(bytes) bytes) not uploaded yet; kept in the journal, they go at the next start")
     }
 
-    /// Uploads the due entries one at a time, oldest first: one upload gate
-    /// per domain keeps every item's uploads in order and lets a MOVE or
-    /// DELETE wait for the upload in flight.
+    /// Uploads the due entries, oldest first, up to `uploads.parallelism`
+    /// at a time; the upload slots keep each item's uploads in order.
     func uploadDue() async throws {
         let due = try await index.uploadsDue(domain: domain, quietSince: Date().addingTimeInterval(-uploads.quietDelay))
         guard !due.isEmpty else { return }
-        let held = try await index.lockedItems(domain: domain)
-        for entry in due where !held.contains(entry.itemID) && !Task.isCancelled {
-            try? await upload(entry)
+        let locked = try await index.lockedItems(domain: domain)
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            for entry in due where !locked.contains(entry.itemID) && !Task.isCancelled {
+                if running == uploads.parallelism {
+                    await group.next()
+                    running -= 1
+                }
+                group.addTask { try? await self.upload(entry) }
+                running += 1
+            }
         }
     }
 
@@ -123,37 +133,22 @@ extension Provider {
     /// after the upload in flight, so none lands after the DELETE.
     func dropUploads(under item: Item) async throws {
         let ids = [item.id] + (item.isFolder ? try await index.descendants(of: item.id).map(\.id) : [])
-        try await uploadGate.withLock {
+        try await uploadSlots.withHeld(Set(ids)) {
             cache.removeOutbox(try await index.dropJournal(of: ids))
         }
-    }
-
-    /// An upload begins or ends: counted for the metrics and the status page.
-    func uploadStarted() {
-        metrics.uploadsInFlight.increment()
-        uploadsRunning.withLockedValue { $0 += 1 }
-    }
-
-    func uploadEnded() {
-        metrics.uploadsInFlight.decrement()
-        uploadsRunning.withLockedValue { $0 -= 1 }
     }
 
     /// One upload of an item's newest write, conditional on the version the
     /// edit was based on; a conflict keeps both, as a write-through PUT does.
     func upload(_ entry: JournalEntry) async throws {
-        try await uploadGate.withLock {
+        try await uploadSlots.withUpload(of: entry.itemID) {
             // Another upload may have delivered it meanwhile.
             guard let current = try await index.latestEntries(of: [entry.itemID]).first, current.seq == entry.seq else { return }
             let path = try await index.path(of: entry.itemID)
             let file = cache.outboxFile(entry.file)
             let basis: UpstreamExpectation = entry.basis.map { .version($0) } ?? .absent
-            uploadStarted()
-            uploadingNow.withLockedValue { $0 = entry.itemID }
-            defer {
-                uploadingNow.withLockedValue { $0 = nil }
-                uploadEnded()
-            }
+            metrics.uploadsInFlight.increment()
+            defer { metrics.uploadsInFlight.decrement() }
             do {
                 let uploaded: UpstreamEntry
                 do {

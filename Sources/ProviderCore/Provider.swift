@@ -28,17 +28,13 @@ public final class Provider: Sendable {
     public let uploads: UploadPolicy
     /// Where clients' locks on files are mirrored (`mirror_locks`), if anywhere.
     public let lockMirror: (any LockMirror)?
-    /// One upload at a time, so an item's uploads stay in order and a MOVE
-    /// or DELETE can wait for the one in flight.
-    let uploadGate = AsyncMutex()
+    /// Uploads side by side up to `uploads.parallelism`, one per item, so
+    /// an item's uploads stay in order and a DELETE can wait for its own.
+    let uploadSlots: UploadSlots
     /// Readers by item, and when each item was last read.
     let reads = NIOLockedValueBox(ReadTracking())
     /// One eviction pass at a time.
     let evictions = AsyncMutex()
-    /// The item whose write-back upload runs now, for `g:state`.
-    let uploadingNow = NIOLockedValueBox<Int64?>(nil)
-    /// Uploads running now, for the status page (the metric has no reader).
-    let uploadsRunning = NIOLockedValueBox(0)
 
     /// When a cached file is compared with the upstream before it is served.
     public let revalidation: Revalidation
@@ -69,6 +65,7 @@ public final class Provider: Sendable {
         self.budget = budget
         self.writeMode = writeMode
         self.uploads = uploads
+        self.uploadSlots = UploadSlots(limit: uploads.parallelism)
         self.lockMirror = lockMirror
         self.metrics = ProviderMetrics(domain: domain)
         self.logger = logger

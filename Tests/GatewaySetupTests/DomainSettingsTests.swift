@@ -102,11 +102,12 @@ struct DomainSettingsTests {
         #expect(config.domains[0].cacheBudget == CacheBudget(maxBytes: 1_610_612_736, minFreeBytes: 1_000_000))
         #expect(config.domains[0].writeMode == .through && config.domains[0].uploads.quietDelay == 0.5)
         #expect(config.domains[1].writeMode == .back && config.domains[1].uploads.quietDelay == 2, "write-back after 2 s of quiet is the default")
+        #expect(config.domains[1].uploads.parallelism == 4, "four uploads at once by default")
         #expect(config.domains[1].revalidate == .listing && !config.domains[1].folderETags && config.domains[1].keepLocal.isEmpty,
                 "defaults: trust listings, no folder ETags, nothing kept local")
         for (key, value) in [("revalidate", "\"sometimes\""), ("folder_etags", "\"yes\""), ("keep_local", "\"._*\""), ("keep_local", "[1]"),
                              ("cache_budget", "\"lots\""), ("cache_budget", "-1"), ("min_free_disk", "\"2 parsecs\""),
-                             ("write_mode", "\"sideways\""), ("upload_delay", "-1")] {
+                             ("write_mode", "\"sideways\""), ("upload_delay", "-1"), ("upload_parallelism", "0")] {
             let text = "[[domain]]\nname = \"x\"\nupstream = \"https://cloud.example/dav/\"\n\(key) = \(value)\n"
             #expect {
                 _ = try GatewayConfig.load(from: try folder.config(text))

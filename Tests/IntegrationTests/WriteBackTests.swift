@@ -96,6 +96,47 @@ struct WriteBackTests {
         }
     }
 
+    @Test("uploads of different files run side by side, never more than upload_parallelism at once (read off Apache's log)",
+          arguments: [1, 3])
+    func parallelUploads(parallelism: Int) async throws {
+        try await withApacheGateway(extraDomain: "upload_delay = 0.2\nupload_parallelism = \(parallelism)") { g in
+            // A folder lock holds the uploads back, so all six are due together at UNLOCK.
+            #expect(try await g.client.send("MKCOL", "/lazy/batch").status == 201)
+            let lock = try await g.client.send("LOCK", "/lazy/batch/", headers: [("Depth", "infinity"), xmlType],
+                                               body: lockinfo(exclusive: true, owner: nil))
+            let token = try lockToken(lock)
+            var files: [String: Data] = [:]
+            for i in 0..<6 {
+                let data = try randomData(8 << 20)
+                files["f\(i).bin"] = data
+                let put = try await g.client.send("PUT", "/lazy/batch/f\(i).bin", headers: [("If", "<\(g.client.base)/lazy/batch/> (<\(token)>)")], bodyData: data)
+                #expect(put.status == 201)
+            }
+            let mark = g.apache.accessLines.count
+            #expect(try await g.client.send("UNLOCK", "/lazy/batch/", headers: [("Lock-Token", "<\(token)>")]).status == 204)
+            #expect(try await g.client.uploadsDrained(seconds: 120))
+            for (name, data) in files {
+                #expect(try Data(contentsOf: g.upstreamFolder.appendingPathComponent("batch/\(name)")) == data, "\(name) arrived whole")
+            }
+            // Each upload as [begin, end] in Apache's milliseconds; the most at once.
+            let spans = g.upstreamRequests(since: mark).filter { $0.hasPrefix("PUT /dav/batch/") }.compactMap { line -> (Double, Double)? in
+                let fields = Dictionary(line.split(separator: " ").compactMap { field -> (String, Double)? in
+                    let parts = field.split(separator: "=", maxSplits: 1)
+                    return parts.count == 2 ? (String(parts[0]), Double(parts[1])).1.map { (String(parts[0]), $0) } : nil
+                }, uniquingKeysWith: { first, _ in first })
+                guard let begin = fields["begin"], let end = fields["end"] else { return nil }
+                return (begin, end)
+            }
+            #expect(spans.count == 6, "one PUT per file: \(g.upstreamRequests(since: mark))")
+            let most = spans.map { span in spans.filter { $0.0 <= span.0 && span.0 < $0.1 }.count }.max() ?? 0
+            if parallelism == 1 {
+                #expect(most == 1, "one at a time: \(spans)")
+            } else {
+                #expect(most > 1 && most <= parallelism, "side by side, at most \(parallelism): \(spans)")
+            }
+        }
+    }
+
     @Test("over dirty_budget a PUT gets 507 and nothing is stored; a newer write of a pending file replaces its bytes in the count")
     func dirtyBudget() async throws {
         try await withGateway(extraDomain: "write_mode = \"back\"\nupload_delay = 600\ndirty_budget = \"100 KB\"") { server, client in

@@ -75,7 +75,7 @@ public final class ApacheServer: Sendable {
                 \(runAs)PidFile "\(pidFile.path)"
                 DefaultRuntimeDir "\(folder.appendingPathComponent("logs").path)"
                 ErrorLog "\(errorLog.path)"
-                LogFormat "%m %U %>s depth=%{Depth}i \\"%r\\" range=%{Range}i bytes=%B end=%{end:msec}t" dav
+                LogFormat "%m %U %>s depth=%{Depth}i \\"%r\\" range=%{Range}i bytes=%B begin=%{begin:msec}t end=%{end:msec}t" dav
                 CustomLog "\(accessLog.path)" dav
                 LoadModule mpm_event_module \(modules)/mod_mpm_event.so
                 StartServers 1
