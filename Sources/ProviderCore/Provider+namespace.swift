@@ -25,6 +25,13 @@ extension Provider {
 
     private func removeBoth(_ target: Item, at path: ItemPath) async throws {
         try await dropUploads(under: target)
+        // A file written here and never uploaded (read again: an upload in
+        // flight may have landed meanwhile) is gone with its journal rows;
+        // the upstream never knew it, so this works with the upstream down.
+        if let current = try await index.item(id: target.id), !current.isFolder, current.dirty, current.upstreamVersion == nil {
+            cache.remove(try await index.delete(id: target.id))
+            return
+        }
         do {
             try await store.delete(path)
         } catch UpstreamError.notFound {

@@ -73,15 +73,28 @@ struct WriteBackTests {
         }
     }
 
-    @Test("the upstream down: writes are accepted and served here, retried with backoff, and arrive once it is back")
+    @Test("the upstream down: writes and PROPPATCH are accepted and served here, what needs the upstream is 503, and the writes arrive once it is back")
     func upstreamDown() async throws {
         try await withApacheGateway(extraDomain: "write_mode = \"back\"\nupload_delay = 0\nlisting_ttl = 600") { g in
             // Made through davgate, so Apache's own user may write in it.
             #expect(try await g.client.send("MKCOL", "/lazy/docs").status == 201)
+            #expect(try await g.client.send("PUT", "/lazy/docs/old.txt", body: "uploaded before").status == 201)
+            #expect(try await g.client.uploadsDrained())
             #expect(try await g.client.send("PROPFIND", "/lazy/docs/", headers: [("Depth", "1")]).status == 207)
             g.apache.crash()
             #expect(try await g.client.send("PUT", "/lazy/docs/new.txt", body: "written while the upstream was down").status == 201)
             #expect(try await g.client.send("GET", "/lazy/docs/new.txt").text == "written while the upstream was down")
+            #expect(try await g.client.send("GET", "/lazy/docs/old.txt").text == "uploaded before", "materialized content is served")
+            let patch = "<D:propertyupdate xmlns:D=\"DAV:\"><D:set><D:prop><x:tag xmlns:x=\"urn:x\">offline</x:tag></D:prop></D:set></D:propertyupdate>"
+            #expect(try await g.client.send("PROPPATCH", "/lazy/docs/old.txt", headers: [xmlType], body: patch).status == 207)
+            // A file never uploaded goes without the upstream; the rest waits for it.
+            #expect(try await g.client.send("PUT", "/lazy/docs/scratch.txt", body: "short-lived").status == 201)
+            #expect(try await g.client.send("DELETE", "/lazy/docs/scratch.txt").status == 204)
+            for (method, path, headers) in [("DELETE", "/lazy/docs/old.txt", [(String, String)]()), ("MKCOL", "/lazy/more", []),
+                                            ("MOVE", "/lazy/docs/old.txt", [("Destination", "\(g.client.base)/lazy/docs/moved.txt")])] {
+                let refused = try await g.client.send(method, path, headers: headers)
+                #expect(refused.status == 503 && refused.header("Retry-After") != nil, "\(method) \(path): \(refused.status) \(refused.text)")
+            }
             try await Task.sleep(for: .milliseconds(800))
             let status = try await g.client.send("GET", "/.davgate/status.json").text
             #expect(status.contains("\"pending\" : 1") && status.contains("\"failing\" : true"), "\(status)")
@@ -93,6 +106,8 @@ struct WriteBackTests {
                 if !arrived { try await Task.sleep(for: .milliseconds(100)) }
             }
             #expect(arrived, "the journal drained by itself once the upstream was back")
+            #expect(!FileManager.default.fileExists(atPath: g.upstreamFolder.appendingPathComponent("docs/scratch.txt").path))
+            #expect(try await g.client.send("PROPFIND", "/lazy/docs/old.txt", headers: [("Depth", "0")]).text.contains("offline"))
         }
     }
 
