@@ -7,3 +7,13 @@ public enum UpstreamLocation: Sendable, Equatable {
     /// Another WebDAV server, from `upstream = "http://..."` or `"https://..."`.
     case webdav(URL)
 }
+
+extension UpstreamLocation: CustomStringConvertible {
+    /// As the configuration spells it: `file:/absolute/path` or the URL.
+    public var description: String {
+        switch self {
+        case .directory(let url): "file:\(url.path)"
+        case .webdav(let url): url.absoluteString
+        }
+    }
+}

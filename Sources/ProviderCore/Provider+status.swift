@@ -15,8 +15,30 @@ public struct DomainStatus: Sendable, Codable, Equatable {
         /// Write-back: files written here waiting for their upload, and their bytes.
         public var pending: Int
         public var pendingBytes: Int64
+        /// The oldest waiting files (at most `queueLimit`), with the bytes
+        /// sent of those uploading now.
+        public var queue: [Pending]
         /// Uploads given up after `upload_max_age` (kept here, never dropped).
         public var failed: [Failure]
+    }
+    public struct Pending: Sendable, Codable, Equatable {
+        public var path: String
+        public var size: Int64
+        /// Bytes sent so far; nil while it waits.
+        public var sent: Int64?
+        /// Earlier attempts, and why the last one failed.
+        public var attempts: Int
+        public var lastError: String?
+
+        /// For people: "8.4 MB, uploading 45%", or "12 KB, waiting; 3
+        /// attempts, last: upstream unavailable".
+        public var summary: String {
+            let size = ByteCountFormatter.string(fromByteCount: self.size, countStyle: .file)
+            if let sent {
+                return "\(size), uploading \(self.size == 0 ? 100 : Int(sent * 100 / self.size))%"
+            }
+            return "\(size), waiting" + (attempts == 0 ? "" : "; \(attempts) attempts, last: \(lastError ?? "?")")
+        }
     }
     public struct Failure: Sendable, Codable, Equatable {
         public var path: String
@@ -37,25 +59,44 @@ public struct DomainStatus: Sendable, Codable, Equatable {
     public var conflicts: [Conflict]
 }
 
-extension Provider {
-    public func status() async throws -> DomainStatus {
+extension DomainStatus {
+    /// How many waiting files the status lists by name.
+    public static let queueLimit = 50
+
+    /// What the index and the cache folder tell about a domain: the running
+    /// server adds its upstream's health and the uploads' progress, and
+    /// `davgate status --offline` reads the same from the state folder alone.
+    public static func read(domain: String, upstream: String, index: MetadataIndex, cache: ContentCache,
+                            health: UpstreamHealth.Snapshot, sent: [Int64: Int64] = [:]) async throws -> DomainStatus {
         let counts = try await index.counts(domain: domain)
-        var conflicts: [DomainStatus.Conflict] = []
-        for id in try await index.items(withProperty: Self.namespace, "conflict-of", domain: domain) {
-            conflicts.append(.init(path: Self.display(try await index.path(of: id))))
+        var conflicts: [Conflict] = []
+        for id in try await index.items(withProperty: Provider.namespace, "conflict-of", domain: domain) {
+            conflicts.append(.init(path: Provider.display(try await index.path(of: id))))
         }
-        let cache = self.cache
         let cacheUse = try await blocking { cache.usage() }
         let newest = try await index.newestEntries(domain: domain)
-        var failures: [DomainStatus.Failure] = []
+        var failures: [Failure] = []
         for entry in newest where entry.failed {
-            failures.append(.init(path: Self.display(try await index.path(of: entry.itemID)),
+            failures.append(.init(path: Provider.display(try await index.path(of: entry.itemID)),
                                   error: entry.lastError ?? "", attempts: entry.attempts))
         }
-        return DomainStatus(name: domain, upstream: store.displayName, health: health.snapshot, items: counts,
+        var queue: [Pending] = []
+        for entry in newest.filter({ !$0.failed }).prefix(queueLimit) {
+            queue.append(.init(path: Provider.display(try await index.path(of: entry.itemID)), size: entry.size,
+                               sent: sent[entry.itemID], attempts: entry.attempts, lastError: entry.lastError))
+        }
+        return DomainStatus(name: domain, upstream: upstream, health: health, items: counts,
                             cache: .init(bytes: cacheUse.bytes, files: cacheUse.files),
-                            uploads: .init(inFlight: uploadSlots.inFlight, pending: newest.count,
-                                           pendingBytes: newest.reduce(0) { $0 + $1.size }, failed: failures),
+                            uploads: .init(inFlight: sent.count, pending: newest.count,
+                                           pendingBytes: newest.reduce(0) { $0 + $1.size }, queue: queue, failed: failures),
                             conflicts: conflicts)
+    }
+}
+
+extension Provider {
+    public func status() async throws -> DomainStatus {
+        let sent = uploadProgress.withLockedValue { $0.mapValues(\.bytesSent) }
+        return try await DomainStatus.read(domain: domain, upstream: store.displayName, index: index, cache: cache,
+                                           health: health.snapshot, sent: sent)
     }
 }

@@ -147,12 +147,17 @@ extension Provider {
             let path = try await index.path(of: entry.itemID)
             let file = cache.outboxFile(entry.file)
             let basis: UpstreamExpectation = entry.basis.map { .version($0) } ?? .absent
+            let progress = UploadProgress()
             metrics.uploadsInFlight.increment()
-            defer { metrics.uploadsInFlight.decrement() }
+            uploadProgress.withLockedValue { $0[entry.itemID] = progress }
+            defer {
+                uploadProgress.withLockedValue { $0[entry.itemID] = nil }
+                metrics.uploadsInFlight.decrement()
+            }
             do {
                 let uploaded: UpstreamEntry
                 do {
-                    uploaded = try await upstream { try await store.upload(file, to: path, expecting: basis) }
+                    uploaded = try await upstream { try await store.upload(file, to: path, expecting: basis, progress: progress) }
                 } catch ProviderError.upstream(.versionMismatch) {
                     let now = try await upstream { try await store.stat(path) }
                     guard let now else {

@@ -31,6 +31,8 @@ public final class Provider: Sendable {
     /// Uploads side by side up to `uploads.parallelism`, one per item, so
     /// an item's uploads stay in order and a DELETE can wait for its own.
     let uploadSlots: UploadSlots
+    /// The uploads running now and their bytes sent, for `davgate status`.
+    let uploadProgress = NIOLockedValueBox<[Int64: UploadProgress]>([:])
     /// Readers by item, and when each item was last read.
     let reads = NIOLockedValueBox(ReadTracking())
     /// One eviction pass at a time.

@@ -102,9 +102,9 @@ public struct DirectoryStore: UpstreamStore {
         return entry
     }
 
-    public func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry {
+    public func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation, progress: UploadProgress?) async throws -> UpstreamEntry {
         let target = try url(path)
-        return try await blocking {
+        let entry = try await blocking {
             try Self.check(expecting, at: target.path)
             let parent = target.deletingLastPathComponent()
             let temporary = parent.appendingPathComponent(Self.temporaryPrefix + UUID().uuidString)
@@ -121,6 +121,9 @@ public struct DirectoryStore: UpstreamStore {
             Self.syncFolder(parent.path)
             return try Self.entry(name: path.last ?? "", path: target.path)
         }
+        // A link or a copy: all at once, as far as anyone watching can tell.
+        progress?.add(entry.size)
+        return entry
     }
 
     public func makeFolder(_ path: ItemPath) async throws -> UpstreamEntry {

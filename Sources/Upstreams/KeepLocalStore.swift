@@ -58,10 +58,10 @@ public struct KeepLocalStore: UpstreamStore {
         try await (isLocal(path) ? local : upstream).fetch(path, range: range, into: destination, observer: observer)
     }
 
-    public func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry {
-        guard isLocal(path) else { return try await upstream.upload(file, to: path, expecting: expecting) }
+    public func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation, progress: UploadProgress?) async throws -> UpstreamEntry {
+        guard isLocal(path) else { return try await upstream.upload(file, to: path, expecting: expecting, progress: progress) }
         try makeLocalParents(of: path)
-        return try await local.upload(file, to: path, expecting: expecting)
+        return try await local.upload(file, to: path, expecting: expecting, progress: progress)
     }
 
     public func makeFolder(_ path: ItemPath) async throws -> UpstreamEntry {

@@ -95,7 +95,7 @@ extension WebDAVStore {
         return entry
     }
 
-    public func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry {
+    public func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation, progress: UploadProgress?) async throws -> UpstreamEntry {
         let source = try ReadOnlyFile(file.path)
         var st = Glibc.stat()
         guard fstat(source.fd, &st) == 0 else { throw DirectoryStore.error(errno) }
@@ -123,7 +123,7 @@ extension WebDAVStore {
         if let condition = try ifHeader(for: path, version: version) {
             request.headers.add(name: "If", value: condition)
         }
-        request.body = .stream(FileChunks(file: source, length: length), length: .known(length))
+        request.body = .stream(FileChunks(file: source, length: length, progress: progress), length: .known(length))
         // The answer comes after the whole body: no deadline, the idle
         // read and write timeouts bound a stalled transfer.
         let answer = try await send(request, operation: .upload, deadline: .distantFuture)
@@ -212,11 +212,14 @@ struct FileChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let file: ReadOnlyFile
     let length: Int64
+    /// Counts each chunk as the connection takes it.
+    let progress: UploadProgress?
     static let chunkSize = 1 << 20
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let file: ReadOnlyFile
         let length: Int64
+        let progress: UploadProgress?
         var offset: Int64 = 0
 
         mutating func next() async throws -> ByteBuffer? {
@@ -235,9 +238,10 @@ struct FileChunks: AsyncSequence, Sendable {
                 return buffer
             }
             offset += Int64(buffer.readableBytes)
+            progress?.add(Int64(buffer.readableBytes))
             return buffer
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(file: file, length: length) }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(file: file, length: length, progress: progress) }
 }

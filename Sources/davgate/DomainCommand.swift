@@ -62,10 +62,7 @@ struct DomainCommand: AsyncParsableCommand {
 
         func run() throws {
             for domain in try loadConfig(options.config).domains {
-                switch domain.upstream {
-                case .directory(let url): print("\(domain.name)\tfile:\(url.path)")
-                case .webdav(let url): print("\(domain.name)\t\(url.absoluteString)")
-                }
+                print("\(domain.name)\t\(domain.upstream)")
             }
         }
     }

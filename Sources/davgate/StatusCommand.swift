@@ -1,6 +1,7 @@
 import ArgumentParser
 import DAVServer
 import Foundation
+import GatewaySetup
 import ProviderCore
 
 /// `davgate status`: what a running server reports at `/.davgate/status.json`,
@@ -12,13 +13,27 @@ struct StatusCommand: AsyncParsableCommand {
         discussion: """
             Asks the server configured in --config (or --url) as USER, with the password read \
             from standard input: printf '%s' "$PW" | davgate status --user admin --password-stdin
+            With --offline it reads the state folder named in --config instead (the server may be \
+            stopped): the same figures but the upstream's health and the uploads' progress.
             """
     )
 
     @OptionGroup var server: ServerOptions
-    @Flag(help: "Print the server's JSON as it is.") var json = false
+    @Flag(help: "Print the JSON (the server's, as it is).") var json = false
+    @Flag(help: "Read the state folder instead of asking the server; works while it is stopped.") var offline = false
 
     func run() async throws {
+        if offline {
+            let config = try loadConfig(server.options.config)
+            let domains = try await Self.readState(config)
+            if json {
+                let body = try ServerStatus.encoder().encode(OfflineStatus(state: config.server.state.path, domains: domains))
+                print(String(decoding: body, as: UTF8.self))
+            } else {
+                print(Self.describe(domains, header: "davgate state at \(config.server.state.path) (the server was not asked)", offline: true))
+            }
+            return
+        }
         let (body, base) = try await ServerConnection.with(server) { connection in
             (try await connection.send("GET", "/.davgate/status.json"), connection.base)
         }
@@ -26,14 +41,39 @@ struct StatusCommand: AsyncParsableCommand {
             print(String(decoding: body, as: UTF8.self), terminator: "")
             return
         }
-        print(Self.describe(try ServerStatus.decoder().decode(ServerStatus.self, from: body), at: base))
+        let status = try ServerStatus.decoder().decode(ServerStatus.self, from: body)
+        print(Self.describe(status.domains, header: "davgate at \(base), up \(Self.duration(status.uptimeSeconds))", offline: false))
     }
 
-    static func describe(_ status: ServerStatus, at base: String) -> String {
-        var lines = ["davgate at \(base), up \(duration(status.uptimeSeconds))"]
-        for domain in status.domains {
+    /// `--json --offline`: the domains, and where they were read.
+    struct OfflineStatus: Encodable {
+        var state: String
+        var domains: [DomainStatus]
+    }
+
+    /// Each configured domain as the index and the cache folder tell it.
+    static func readState(_ config: GatewayConfig) async throws -> [DomainStatus] {
+        let file = config.server.state.appendingPathComponent("index.sqlite")
+        guard FileManager.default.fileExists(atPath: file.path) else {
+            throw ValidationError("no index at \(file.path): davgate has not served from the state folder of \(config.file.path) yet")
+        }
+        let index = try MetadataIndex(file: file)
+        var domains: [DomainStatus] = []
+        for domain in config.domains {
+            let cache = try ContentCache(folder: config.server.state.appendingPathComponent("cache").appendingPathComponent(domain.name))
+            domains.append(try await DomainStatus.read(domain: domain.name, upstream: "\(domain.upstream)", index: index, cache: cache,
+                                                       health: .notAsked))
+        }
+        return domains
+    }
+
+    static func describe(_ domains: [DomainStatus], header: String, offline: Bool) -> String {
+        var lines = [header]
+        for domain in domains {
             let health: String
-            if domain.health.failing {
+            if offline {
+                health = "not asked (offline)"
+            } else if domain.health.failing {
                 health = "FAILING: \(domain.health.lastError ?? "?")" + (domain.health.lastErrorAt.map { " since \(time($0))" } ?? "")
             } else {
                 health = domain.health.lastSuccess.map { "ok, last answer \(time($0))" } ?? "not asked yet"
@@ -44,6 +84,10 @@ struct StatusCommand: AsyncParsableCommand {
             lines.append("  items:     \(domain.items.files) files (\(bytes(domain.items.bytesListed))), \(domain.items.folders) folders, \(domain.items.materialized) files local")
             lines.append("  cache:     \(bytes(domain.cache.bytes)) in \(domain.cache.files) files")
             lines.append("  uploads:   \(domain.uploads.inFlight) running, \(domain.uploads.pending) pending (\(bytes(domain.uploads.pendingBytes))), \(domain.uploads.failed.count) failed")
+            lines += domain.uploads.queue.map { "    \($0.path): \($0.summary)" }
+            if domain.uploads.pending > domain.uploads.queue.count {
+                lines.append("    and \(domain.uploads.pending - domain.uploads.queue.count) more")
+            }
             lines += domain.uploads.failed.map { "    FAILED \($0.path): \($0.error) (\($0.attempts) attempts)" }
             lines.append("  conflicts: \(domain.conflicts.count)")
             lines += domain.conflicts.map { "    \($0.path)" }

@@ -101,4 +101,35 @@ struct ServicePagesTests {
             #expect(refused.output.contains("answered 401"), "\(refused.output)")
         }
     }
+
+    @Test("davgate status names each file waiting for upload with its size; --offline reads the same from the state folder, the server stopped")
+    func statusQueueAndOffline() async throws {
+        let server = try await DavgateProcess(extraDomain: "upload_delay = 600")
+        defer { server.cleanUp() }
+        try await withClient(server) { client async throws in
+            #expect(try await client.send("PUT", "/files/Bericht 2026.txt", body: String(repeating: "x", count: 3000)).status == 201)
+            #expect(try await client.send("PUT", "/files/b.txt", body: "b").status == 201)
+        }
+        let online = try runDavgate(["status", "--config", server.configFile.path, "--url", server.baseURL, "--password-stdin"],
+                                    stdin: server.adminPassword + "\n")
+        #expect(online.output.contains("uploads:   0 running, 2 pending (3 KB)"), "\(online.output)")
+        #expect(online.output.contains("    /Bericht 2026.txt: 3 KB, waiting"), "\(online.output)")
+        #expect(online.output.contains("    /b.txt: 1 byte, waiting"), "\(online.output)")
+        server.stop()
+
+        let offline = try runDavgate(["status", "--offline", "--config", server.configFile.path])
+        #expect(offline.status == 0, "\(offline.output)")
+        #expect(offline.output.contains("davgate state at \(server.state.path) (the server was not asked)"), "\(offline.output)")
+        #expect(offline.output.contains("upstream:  not asked (offline)"))
+        #expect(offline.output.contains("2 pending (3 KB)") && offline.output.contains("    /Bericht 2026.txt: 3 KB, waiting"), "\(offline.output)")
+        let json = try runDavgate(["status", "--offline", "--json", "--config", server.configFile.path])
+        let parsed = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+        let files = (parsed?["domains"] as? [[String: Any]])?.first { $0["name"] as? String == "files" }
+        let queue = (files?["uploads"] as? [String: Any])?["queue"] as? [[String: Any]]
+        #expect(queue?.map { $0["path"] as? String } == ["/Bericht 2026.txt", "/b.txt"], "oldest first: \(json.output)")
+        #expect(queue?.first?["size"] as? Int == 3000)
+
+        let nowhere = try runDavgate(["status", "--offline", "--config", server.configFile.path.replacingOccurrences(of: "davgate.toml", with: "none.toml")])
+        #expect(nowhere.status != 0)
+    }
 }

@@ -35,9 +35,9 @@ final class FaultyStore: UpstreamStore {
         try check("fetch")
         return try await base.fetch(path, range: range, into: destination, observer: observer)
     }
-    func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry {
+    func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation, progress: UploadProgress?) async throws -> UpstreamEntry {
         try check("upload")
-        return try await base.upload(file, to: path, expecting: expecting)
+        return try await base.upload(file, to: path, expecting: expecting, progress: progress)
     }
     func makeFolder(_ path: ItemPath) async throws -> UpstreamEntry {
         try check("makeFolder")

@@ -49,7 +49,7 @@ struct WebDAVStoreTests {
         try await store.shutdown()
     }
 
-    @Test("a 64 MiB fetch streams into the file with progress in many steps; uploads stream too")
+    @Test("a 64 MiB fetch streams into the file with progress in many steps; uploads stream too, counting their bytes")
     func streamedFetch() async throws {
         let server = try await ApacheServer()
         defer { server.cleanUp() }
@@ -64,8 +64,22 @@ struct WebDAVStoreTests {
         }
         try handle.close()
 
-        let uploaded = try await store.upload(local, to: ["big.bin"])
+        // The upload counts its bytes as they go: watched from beside it,
+        // the count is seen part way, and ends at the size.
+        let progress = UploadProgress()
+        let counts = NIOLockedValueBox<Set<Int64>>([])
+        let watcher = Task.detached {
+            while !Task.isCancelled {
+                let sent = progress.bytesSent
+                counts.withLockedValue { _ = $0.insert(sent) }
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        let uploaded = try await store.upload(local, to: ["big.bin"], expecting: .any, progress: progress)
+        watcher.cancel()
         #expect(uploaded.size == Int64(size))
+        #expect(progress.bytesSent == Int64(size))
+        #expect(counts.withLockedValue { $0.contains { $0 > 0 && $0 < Int64(size) } }, "seen part way: \(counts.withLockedValue { $0.sorted() })")
 
         let destination = temporaryFile("fetched")
         defer { try? FileManager.default.removeItem(at: destination) }

@@ -24,6 +24,9 @@ enum StatusPage {
             } else {
                 health = "<span class=\"state\">not asked yet</span>"
             }
+            let waiting = domain.uploads.queue.isEmpty ? ""
+                : "<ul class=\"queue\">" + domain.uploads.queue.map { "<li>\(XMLEscaping.text($0.path)): \(XMLEscaping.text($0.summary))</li>" }.joined()
+                + (domain.uploads.pending > domain.uploads.queue.count ? "<li>and \(domain.uploads.pending - domain.uploads.queue.count) more</li>" : "") + "</ul>"
             let failed = domain.uploads.failed.isEmpty ? ""
                 : ", \(domain.uploads.failed.count) failed:<ul>" + domain.uploads.failed.map { "<li>\(XMLEscaping.text($0.path)): \(XMLEscaping.text($0.error)) (\($0.attempts) attempts)</li>" }.joined() + "</ul>"
             let conflicts = domain.conflicts.isEmpty ? "none"
@@ -35,7 +38,7 @@ enum StatusPage {
                 <tr><th>Health</th><td>\(health)</td></tr>
                 <tr><th>Items</th><td>\(count(domain.items.files, "file")) (\(BrowserPage.humanSize(domain.items.bytesListed))), \(count(domain.items.folders, "folder"))</td></tr>
                 <tr><th>Cache</th><td data-cache-bytes="\(domain.cache.bytes)">\(BrowserPage.humanSize(domain.cache.bytes)) in \(count(domain.cache.files, "file")); \(domain.items.materialized) of \(count(domain.items.files, "file")) local</td></tr>
-                <tr><th>Uploads</th><td data-pending="\(domain.uploads.pending)">\(domain.uploads.inFlight) running, \(domain.uploads.pending) pending (\(BrowserPage.humanSize(domain.uploads.pendingBytes)))\(failed)</td></tr>
+                <tr><th>Uploads</th><td data-pending="\(domain.uploads.pending)">\(domain.uploads.inFlight) running, \(domain.uploads.pending) pending (\(BrowserPage.humanSize(domain.uploads.pendingBytes)))\(waiting)\(failed)</td></tr>
                 <tr><th>Conflicts</th><td class="conflicts">\(conflicts)</td></tr>
                 </table></section>
 

@@ -36,9 +36,6 @@ public final class UploadSlots: Sendable {
         self.limit = max(1, limit)
     }
 
-    /// Uploads running now.
-    public var inFlight: Int { state.withLockedValue { $0.uploading.count } }
-
     public func isUploading(_ id: Int64) -> Bool {
         state.withLockedValue { $0.uploading.contains(id) }
     }

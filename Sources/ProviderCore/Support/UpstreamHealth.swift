@@ -10,6 +10,9 @@ public final class UpstreamHealth: Sendable {
         public var lastErrorAt: Date?
         /// The last call failed (with an error that says the upstream, not the request, is at fault).
         public var failing: Bool
+
+        /// Nothing known: the upstream was not asked (`davgate status --offline`).
+        public static let notAsked = Snapshot(failing: false)
     }
 
     private let state = NIOLockedValueBox(Snapshot(failing: false))

@@ -91,8 +91,9 @@ public protocol UpstreamStore: Sendable {
                observer: FetchObserver) async throws -> UpstreamEntry
     /// Stores the local file's bytes at `path`. `expecting` guards against
     /// overwriting someone else's change (`.versionMismatch` when it fails).
-    /// The local file is not modified and stays where it is.
-    func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry
+    /// The local file is not modified and stays where it is. `progress`,
+    /// when given, counts the bytes as they are sent.
+    func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation, progress: UploadProgress?) async throws -> UpstreamEntry
     func makeFolder(_ path: ItemPath) async throws -> UpstreamEntry
     /// Removes a file or a folder with everything below it.
     func delete(_ path: ItemPath) async throws
@@ -153,6 +154,11 @@ extension UpstreamStore {
     public func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,
                       progress: @escaping @Sendable (Int64) -> Void) async throws -> UpstreamEntry {
         try await fetch(path, range: range, into: destination, observer: FetchObserver(progressed: progress))
+    }
+
+    /// An upload nobody watches.
+    public func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry {
+        try await upload(file, to: path, expecting: expecting, progress: nil)
     }
 
     /// An unconditional upload.
