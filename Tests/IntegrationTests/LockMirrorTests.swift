@@ -55,6 +55,25 @@ struct LockMirrorTests {
         }
     }
 
+    @Test("after a restart davgate still submits the upstream's token: a write under the lock goes through, UNLOCK frees it upstream")
+    func keptAcrossRestart() async throws {
+        try await withApacheGateway(extraDomain: "mirror_locks = true\nwrite_mode = \"through\"") { g in
+            let direct = DAVClient(apache: g.apache)
+            defer { Task { try? await direct.shutdown() } }
+            try g.writeUpstream("notes.txt", Data("v1".utf8))
+            #expect(try await g.client.send("PROPFIND", "/lazy/", headers: [("Depth", "1")]).status == 207)
+            let token = try lockToken(try await g.client.send("LOCK", "/lazy/notes.txt", headers: [("Timeout", "Second-600"), xmlType], body: Self.lock))
+            try await g.afterRestart { _, client in
+                let save = try await client.send("PUT", "/lazy/notes.txt", headers: [("If", "(<\(token)>)")], body: "v2")
+                #expect(save.status == 204, "the adopted upstream token went with the PUT: \(save.text)")
+                #expect(try String(contentsOf: g.upstreamFolder.appendingPathComponent("notes.txt"), encoding: .utf8) == "v2")
+                #expect(try await direct.send("PUT", "/dav/notes.txt", body: "theirs").status == 423, "still locked upstream")
+                #expect(try await client.send("UNLOCK", "/lazy/notes.txt", headers: [("Lock-Token", "<\(token)>")]).status == 204)
+                #expect(try await direct.send("PUT", "/dav/notes.txt", body: "theirs").status == 204, "released upstream")
+            }
+        }
+    }
+
     @Test("a file locked on Apache by someone else: davgate's LOCK is 423 and leaves no lock here; new files are locked here only")
     func lockedUpstream() async throws {
         try await withApacheGateway(extraDomain: "mirror_locks = true") { g in

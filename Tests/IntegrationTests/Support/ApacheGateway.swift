@@ -10,6 +10,17 @@ struct ApacheGateway {
     let apache: ApacheServer
     let gateway: DavgateProcess
     let client: DAVClient
+    /// Starts davgate as `withApacheGateway` did, on the state folder given.
+    let start: @Sendable (_ reuse: URL?) async throws -> DavgateProcess
+
+    /// Stops davgate and runs `body` against a new davgate process on the
+    /// same state folder, as after a restart.
+    func afterRestart(_ body: (DavgateProcess, DAVClient) async throws -> Void) async throws {
+        gateway.stop()
+        let again = try await start(gateway.root)
+        defer { again.stop() }
+        try await withClient(again) { try await body(again, $0) }
+    }
 
     /// What Apache serves at `/dav/`: files put here appear upstream
     /// without davgate's knowledge, as if someone used the upstream directly.
@@ -86,21 +97,24 @@ func withApacheGateway(rateLimitKiB: Int? = nil, extraDomain: String = "", passw
     let stored = try runDavgate(["vault", "set", "apache", ApacheServer.user, "--group", "lazy", "--vault", vault.path, "--key-file", key.path],
                                 stdin: password + "\n")
     try #require(stored.status == 0, "\(stored.output)")
-    let gateway = try await DavgateProcess(
-        extraServer: "vault = \"\(vault.path)\"",
-        extraDomain: """
+    let start: @Sendable (URL?) async throws -> DavgateProcess = { reuse in
+        try await DavgateProcess(
+            extraServer: "vault = \"\(vault.path)\"",
+            extraDomain: """
 
-            [[domain]]
-            name = "lazy"
-            upstream = "\(apache.baseURL.absoluteString)"
-            credentials = { service = "apache", account = "\(ApacheServer.user)" }
-            \(extraDomain)
-            """,
-        arguments: ["--key-file", key.path])
+                [[domain]]
+                name = "lazy"
+                upstream = "\(apache.baseURL.absoluteString)"
+                credentials = { service = "apache", account = "\(ApacheServer.user)" }
+                \(extraDomain)
+                """,
+            arguments: ["--key-file", key.path], reuse: reuse)
+    }
+    let gateway = try await start(nil)
     defer { gateway.cleanUp() }
     let client = try DAVClient(gateway)
     do {
-        try await body(ApacheGateway(apache: apache, gateway: gateway, client: client))
+        try await body(ApacheGateway(apache: apache, gateway: gateway, client: client, start: start))
         try await client.shutdown()
     } catch {
         print(gateway.stderr)
