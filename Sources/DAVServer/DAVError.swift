@@ -51,7 +51,7 @@ struct DAVError: Error {
         case .upstream(let u):
             switch u {
             case .noSpace: self.init(.init(code: 507, reasonPhrase: "Insufficient Storage"), u.description)
-            case .unavailable:
+            case .unavailable, .unreachable:
                 self.init(.serviceUnavailable, "\(u.description); try again later")
                 headers[.retryAfter] = "30"
             case .timeout: self.init(.gatewayTimeout, u.description)

@@ -55,10 +55,16 @@ extension Provider {
             guard let parent = try await item(at: folder), parent.isFolder else {
                 throw ProviderError.parentMissing
             }
-            let existing = try await index.child(of: parent.id, named: name)
+            var existing = try await index.child(of: parent.id, named: name)
             if existing?.isFolder == true { throw ProviderError.wrongKind }
             if writeMode == .back {
                 return try await recordWrite(file, at: path, parent: parent, existing: existing)
+            }
+            // Switched from write-back with this file's older bytes still in
+            // the journal: they go first, so these can never be overtaken.
+            if let dirty = existing, dirty.dirty {
+                try await flushUploads(under: dirty)
+                existing = try await index.item(id: dirty.id)
             }
             let basis: UpstreamExpectation = existing?.upstreamVersion.map { .version($0) } ?? .absent
             let entry: UpstreamEntry

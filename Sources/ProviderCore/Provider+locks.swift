@@ -29,12 +29,20 @@ extension Provider {
                         principal: principal, timeout: timeout, expires: timeout.map { now.addingTimeInterval(TimeInterval($0)) },
                         createdItem: createdItem)
         try await index.insertLock(lock, ancestry: try await index.ancestry(of: item.id), now: now)
-        if let mirror = lockMirror, Self.mirrors(item, createdItem: createdItem) {
-            // Taken here first, so two davgate clients never both ask upstream.
-            let path = try await index.path(of: item.id)
+        if let mirror = lockMirror, Self.mirrors(item, exclusive: exclusive, createdItem: createdItem) {
+            // Taken here first: the local exclusive lock keeps a second
+            // davgate client from asking upstream too.
+            var path: ItemPath = []
             do {
+                path = try await index.path(of: item.id)
                 if let upstreamToken = try await upstream({ try await mirror.lock(path, exclusive: exclusive, timeout: timeout) }) {
-                    try await index.setUpstreamToken(upstreamToken, of: lock.token)
+                    do {
+                        try await index.setUpstreamToken(upstreamToken, of: lock.token)
+                    } catch {
+                        // Not recorded, so never released later: release it now.
+                        try? await mirror.unlock(path, token: upstreamToken)
+                        throw error
+                    }
                     lock.upstreamToken = upstreamToken
                 }
             } catch ProviderError.upstream(.locked) {
@@ -48,12 +56,14 @@ extension Provider {
         return lock
     }
 
-    /// Mirrored: files the upstream has. Not folders (a depth-infinity lock
-    /// upstream would hold back every upload beneath it), and not a file a
-    /// LOCK just created or one never uploaded (a LOCK upstream would create
-    /// an empty file there).
-    static func mirrors(_ item: Item, createdItem: Bool) -> Bool {
-        !item.isFolder && !createdItem && item.upstreamVersion != nil
+    /// Mirrored: exclusive locks on files the upstream has. Not shared
+    /// locks (several holders here would share one upstream lock, and the
+    /// first UNLOCK would release it for all), not folders (a depth-infinity
+    /// lock upstream would hold back every upload beneath it), and not a
+    /// file a LOCK just created or one never uploaded (a LOCK upstream would
+    /// create an empty file there).
+    static func mirrors(_ item: Item, exclusive: Bool, createdItem: Bool) -> Bool {
+        exclusive && !item.isFolder && !createdItem && item.upstreamVersion != nil
     }
 
     public func refreshLock(token: String, timeout: Int?) async throws -> Lock? {

@@ -24,20 +24,21 @@ extension Provider {
     }
 
     private func removeBoth(_ target: Item, at path: ItemPath) async throws {
-        try await dropUploads(under: target)
-        // A file written here and never uploaded (read again: an upload in
-        // flight may have landed meanwhile) is gone with its journal rows;
-        // the upstream never knew it, so this works with the upstream down.
-        if let current = try await index.item(id: target.id), !current.isFolder, current.dirty, current.upstreamVersion == nil {
-            cache.remove(try await index.delete(id: target.id))
-            return
-        }
-        do {
-            try await store.delete(path)
-        } catch UpstreamError.notFound {
-            // Already gone upstream: the index catches up.
-        } catch let error as UpstreamError {
-            throw ProviderError.upstream(error)
+        try await withUploadsHeld(under: target) {
+            // A file written here that no upload can have reached (read
+            // again: one in flight may have landed meanwhile) is not asked
+            // of the upstream, so this works with the upstream down.
+            if let current = try await index.item(id: target.id), !current.isFolder, current.dirty, current.upstreamVersion == nil,
+               !(try await index.uploadMayHaveReached(target.id)) {
+                return
+            }
+            do {
+                try await store.delete(path)
+            } catch UpstreamError.notFound {
+                // Already gone upstream: the index catches up.
+            } catch let error as UpstreamError {
+                throw ProviderError.upstream(error)
+            }
         }
         cache.remove(try await index.delete(id: target.id))
     }

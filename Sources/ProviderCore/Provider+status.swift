@@ -20,6 +20,9 @@ public struct DomainStatus: Sendable, Codable, Equatable {
         public var queue: [Pending]
         /// Uploads given up after `upload_max_age` (kept here, never dropped).
         public var failed: [Failure]
+
+        /// Files waiting that `queue` does not name.
+        public var unlisted: Int { pending - failed.count - queue.count }
     }
     public struct Pending: Sendable, Codable, Equatable {
         public var path: String
@@ -66,14 +69,14 @@ extension DomainStatus {
     /// What the index and the cache folder tell about a domain: the running
     /// server adds its upstream's health and the uploads' progress, and
     /// `davgate status --offline` reads the same from the state folder alone.
-    public static func read(domain: String, upstream: String, index: MetadataIndex, cache: ContentCache,
+    public static func read(domain: String, upstream: String, index: MetadataIndex, cacheFolder: URL,
                             health: UpstreamHealth.Snapshot, sent: [Int64: Int64] = [:]) async throws -> DomainStatus {
         let counts = try await index.counts(domain: domain)
         var conflicts: [Conflict] = []
         for id in try await index.items(withProperty: Provider.namespace, "conflict-of", domain: domain) {
             conflicts.append(.init(path: Provider.display(try await index.path(of: id))))
         }
-        let cacheUse = try await blocking { cache.usage() }
+        let cacheUse = try await blocking { ContentCache.usage(of: cacheFolder) }
         let newest = try await index.newestEntries(domain: domain)
         var failures: [Failure] = []
         for entry in newest where entry.failed {
@@ -96,7 +99,7 @@ extension DomainStatus {
 extension Provider {
     public func status() async throws -> DomainStatus {
         let sent = uploadProgress.withLockedValue { $0.mapValues(\.bytesSent) }
-        return try await DomainStatus.read(domain: domain, upstream: store.displayName, index: index, cache: cache,
+        return try await DomainStatus.read(domain: domain, upstream: store.displayName, index: index, cacheFolder: cache.folder,
                                            health: health.snapshot, sent: sent)
     }
 }

@@ -82,14 +82,27 @@ extension Provider {
     /// write-through too: a domain switched from write-back still delivers
     /// what its journal holds.
     public func runUploads() async {
-        while !Task.isCancelled {
-            do {
-                try await uploadDue()
-                metrics.uploadsPending.record(try await index.pendingUploads(domain: domain))
-            } catch {
-                logger.warning("journal: \(error)")
+        // Items with an upload started: a finished one frees its place at
+        // once, so one large upload never holds back the rest.
+        let started = NIOLockedValueBox<Set<Int64>>([])
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                do {
+                    for entry in try await dueUploads() {
+                        let id = entry.itemID
+                        guard started.withLockedValue({ $0.count < uploads.parallelism }) else { break }
+                        guard started.withLockedValue({ $0.insert(id).inserted }) else { continue }
+                        group.addTask {
+                            try? await self.upload(entry, unlessLocked: true)
+                            started.withLockedValue { _ = $0.remove(id) }
+                        }
+                    }
+                    metrics.uploadsPending.record(try await index.pendingUploads(domain: domain))
+                } catch {
+                    logger.warning("journal: \(error)")
+                }
+                try? await Task.sleep(for: .milliseconds(250))
             }
-            try? await Task.sleep(for: .milliseconds(250))
         }
     }
 
@@ -101,23 +114,13 @@ extension Provider {
         logger.notice("domain \(domain): \(entries.count) files (\(bytes) bytes) not uploaded yet; kept in the journal, they go at the next start")
     }
 
-    /// Uploads the due entries, oldest first, up to `uploads.parallelism`
-    /// at a time; the upload slots keep each item's uploads in order.
-    func uploadDue() async throws {
+    /// The entries due now, oldest first: quiet for the delay, retry time
+    /// come, and not under a lock.
+    func dueUploads() async throws -> [JournalEntry] {
         let due = try await index.uploadsDue(domain: domain, quietSince: Date().addingTimeInterval(-uploads.quietDelay))
-        guard !due.isEmpty else { return }
+        guard !due.isEmpty else { return [] }
         let locked = try await index.lockedItems(domain: domain)
-        await withTaskGroup(of: Void.self) { group in
-            var running = 0
-            for entry in due where !locked.contains(entry.itemID) && !Task.isCancelled {
-                if running == uploads.parallelism {
-                    await group.next()
-                    running -= 1
-                }
-                group.addTask { try? await self.upload(entry) }
-                running += 1
-            }
-        }
+        return due.filter { !locked.contains($0.itemID) }
     }
 
     /// Uploads every pending write at or below `item` now, before a MOVE or
@@ -129,21 +132,27 @@ extension Provider {
         }
     }
 
-    /// Forgets the pending writes at or below `item` (it is being deleted),
-    /// after the upload in flight, so none lands after the DELETE.
-    func dropUploads(under item: Item) async throws {
+    /// Runs a DELETE of `item` once the uploads at or below it in flight
+    /// are done, keeping new ones out; when `delete` succeeds, their
+    /// pending writes are forgotten, so none lands after the DELETE, and
+    /// when it fails they stay.
+    func withUploadsHeld(under item: Item, _ delete: () async throws -> Void) async throws {
         let ids = [item.id] + (item.isFolder ? try await index.descendants(of: item.id).map(\.id) : [])
         try await uploadSlots.withHeld(Set(ids)) {
+            try await delete()
             cache.removeOutbox(try await index.dropJournal(of: ids))
         }
     }
 
     /// One upload of an item's newest write, conditional on the version the
     /// edit was based on; a conflict keeps both, as a write-through PUT does.
-    func upload(_ entry: JournalEntry) async throws {
+    /// - Parameter unlessLocked: the background uploader's: a lock taken
+    ///   since the entry was found due holds it back (a MOVE's flush goes).
+    func upload(_ entry: JournalEntry, unlessLocked: Bool = false) async throws {
         try await uploadSlots.withUpload(of: entry.itemID) {
             // Another upload may have delivered it meanwhile.
             guard let current = try await index.latestEntries(of: [entry.itemID]).first, current.seq == entry.seq else { return }
+            if unlessLocked, try await index.lockedItems(domain: domain).contains(entry.itemID) { return }
             let path = try await index.path(of: entry.itemID)
             let file = cache.outboxFile(entry.file)
             let basis: UpstreamExpectation = entry.basis.map { .version($0) } ?? .absent
@@ -180,12 +189,18 @@ extension Provider {
                 cache.removeOutbox(try await index.completeUpload(entry, uploaded: uploaded))
                 logger.log(level: uploaded.size > 1 << 20 ? .info : .debug,
                            "uploaded \(Self.display(path)): \(uploaded.size) bytes, \(entry.attempts) earlier attempts")
+            } catch let error as CancellationError {
+                // A stop, not a failure: the entry is tried again at the next start.
+                throw error
             } catch {
                 let attempts = entry.attempts + 1
                 // 1 s, 2 s, 4 s ... at most 5 minutes, with up to a quarter of jitter.
                 let backoff = min(300, pow(2, Double(attempts - 1))) * Double.random(in: 0.75...1.25)
                 let failed = Date().timeIntervalSince(entry.created) > uploads.maxAge
-                try await index.uploadFailed(entry, error: "\(error)", next: Date().addingTimeInterval(backoff), failed: failed)
+                // Only a connection never made proves nothing was sent.
+                let reached: Bool
+                if case ProviderError.upstream(.unreachable) = error { reached = false } else { reached = true }
+                try await index.uploadFailed(entry, error: "\(error)", next: Date().addingTimeInterval(backoff), failed: failed, reached: reached)
                 logger.warning(failed ? "upload failed for good; kept here and reported" : "upload failed; will retry",
                                metadata: ["path": "\(Self.display(path))", "error": "\(error)", "attempts": "\(attempts)"])
                 throw error

@@ -24,6 +24,9 @@ public final class Provider: Sendable {
     /// How much the cache may hold.
     public let budget: CacheBudget
     /// Whether a PUT waits for its upload (through) or the journal's (back).
+    /// The initializer defaults to write-through, since write-back needs
+    /// `runUploads()` running beside the provider; `davgate serve` starts it,
+    /// and there the configuration's default is write-back.
     public let writeMode: WriteMode
     public let uploads: UploadPolicy
     /// Where clients' locks on files are mirrored (`mirror_locks`), if anywhere.
@@ -164,11 +167,11 @@ public final class Provider: Sendable {
         }
     }
 
+    /// A path as logs show it.
+    public static func display(_ path: ItemPath) -> String { "/" + path.joined(separator: "/") }
+
     /// Calls the store, turning its errors into provider errors and keeping
     /// the upstream's health for the status page.
-    /// A path as logs show it.
-    static func display(_ path: ItemPath) -> String { "/" + path.joined(separator: "/") }
-
     func upstream<T>(_ body: () async throws -> T) async throws -> T {
         do {
             let result = try await body()

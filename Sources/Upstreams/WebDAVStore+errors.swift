@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import DAVProtocol
 import NIOCore
+import NIOPosix
 import NIOSSL
 import ProviderCore
 
@@ -70,11 +71,17 @@ extension WebDAVStore {
             return UpstreamError.forbidden("TLS: \(error)")
         case let error as ChannelError:
             if case .connectTimeout = error { return UpstreamError.timeout }
+            // A pooled connection the upstream had closed: this write never left.
+            if case .ioOnClosedChannel = error { return UpstreamError.unreachable("\(error)") }
             return UpstreamError.unavailable("\(error)")
+        case let error as IOError where [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode):
+            return UpstreamError.unreachable(error.description)
         case let error as IOError:
             return UpstreamError.unavailable(error.description)
+        case let error as NIOConnectionError:
+            // Refused, or no address answered: the request never left.
+            return UpstreamError.unreachable("\(error)")
         default:
-            // Refused connections and failed name lookups (NIOConnectionError).
             return UpstreamError.unavailable("\(error)")
         }
     }

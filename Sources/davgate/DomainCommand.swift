@@ -32,7 +32,7 @@ struct DomainCommand: AsyncParsableCommand {
             let pending = try await index.newestEntries(domain: name)
             if !pending.isEmpty && !discardUploads {
                 var paths: [String] = []
-                for entry in pending.prefix(10) { paths.append("/" + (try await index.path(of: entry.itemID)).joined(separator: "/")) }
+                for entry in pending.prefix(10) { paths.append(Provider.display(try await index.path(of: entry.itemID))) }
                 throw ValidationError("""
                     domain \(name) holds \(pending.count) files (\(pending.reduce(Int64(0)) { $0 + $1.size }) bytes) written here and \
                     not uploaded yet: \(paths.joined(separator: ", "))\(pending.count > 10 ? ", ..." : ""). Start the server and let \

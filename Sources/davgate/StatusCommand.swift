@@ -57,12 +57,12 @@ struct StatusCommand: AsyncParsableCommand {
         guard FileManager.default.fileExists(atPath: file.path) else {
             throw ValidationError("no index at \(file.path): davgate has not served from the state folder of \(config.file.path) yet")
         }
-        let index = try MetadataIndex(file: file)
+        let index = try MetadataIndex(readingOnly: file)
         var domains: [DomainStatus] = []
         for domain in config.domains {
-            let cache = try ContentCache(folder: config.server.state.appendingPathComponent("cache").appendingPathComponent(domain.name))
-            domains.append(try await DomainStatus.read(domain: domain.name, upstream: "\(domain.upstream)", index: index, cache: cache,
-                                                       health: .notAsked))
+            let cacheFolder = config.server.state.appendingPathComponent("cache").appendingPathComponent(domain.name)
+            domains.append(try await DomainStatus.read(domain: domain.name, upstream: "\(domain.upstream)", index: index,
+                                                       cacheFolder: cacheFolder, health: .notAsked))
         }
         return domains
     }
@@ -85,8 +85,8 @@ struct StatusCommand: AsyncParsableCommand {
             lines.append("  cache:     \(bytes(domain.cache.bytes)) in \(domain.cache.files) files")
             lines.append("  uploads:   \(domain.uploads.inFlight) running, \(domain.uploads.pending) pending (\(bytes(domain.uploads.pendingBytes))), \(domain.uploads.failed.count) failed")
             lines += domain.uploads.queue.map { "    \($0.path): \($0.summary)" }
-            if domain.uploads.pending > domain.uploads.queue.count {
-                lines.append("    and \(domain.uploads.pending - domain.uploads.queue.count) more")
+            if domain.uploads.unlisted > 0 {
+                lines.append("    and \(domain.uploads.unlisted) more")
             }
             lines += domain.uploads.failed.map { "    FAILED \($0.path): \($0.error) (\($0.attempts) attempts)" }
             lines.append("  conflicts: \(domain.conflicts.count)")

@@ -129,7 +129,12 @@ struct ServicePagesTests {
         #expect(queue?.map { $0["path"] as? String } == ["/Bericht 2026.txt", "/b.txt"], "oldest first: \(json.output)")
         #expect(queue?.first?["size"] as? Int == 3000)
 
-        let nowhere = try runDavgate(["status", "--offline", "--config", server.configFile.path.replacingOccurrences(of: "davgate.toml", with: "none.toml")])
-        #expect(nowhere.status != 0)
+        // A state folder davgate never served from: said so, and nothing made there.
+        let fresh = server.root.appendingPathComponent("conf/fresh.toml")
+        try String(contentsOf: server.configFile, encoding: .utf8).replacingOccurrences(of: "state = \"../var\"", with: "state = \"../fresh\"")
+            .write(to: fresh, atomically: true, encoding: .utf8)
+        let nowhere = try runDavgate(["status", "--offline", "--config", fresh.path])
+        #expect(nowhere.status != 0 && nowhere.output.contains("no index at"), "\(nowhere.output)")
+        #expect(!FileManager.default.fileExists(atPath: server.root.appendingPathComponent("fresh/index.sqlite").path))
     }
 }

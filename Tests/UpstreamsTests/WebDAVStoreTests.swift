@@ -208,7 +208,7 @@ struct WebDAVStoreTests {
         try await store.shutdown()
     }
 
-    @Test("a stopped server is .unavailable, at once")
+    @Test("a stopped server is .unreachable (nothing was sent), at once")
     func serverStopped() async throws {
         let server = try await ApacheServer()
         defer { server.cleanUp() }
@@ -219,7 +219,7 @@ struct WebDAVStoreTests {
         await #expect {
             _ = try await store.list([])
         } throws: { error in
-            if case UpstreamError.unavailable = error { return true }
+            if case UpstreamError.unreachable = error { return true }
             Issue.record("\(error)")
             return false
         }
@@ -293,7 +293,7 @@ struct WebDAVStoreTests {
         #expect(WebDAVStore.error(status: 409, operation: .upload) == .conflict)
         #expect(WebDAVStore.error(status: 412, operation: .upload) == .versionMismatch)
         #expect(WebDAVStore.error(status: 412, operation: .moveOrCopy) == .exists)
-        #expect(WebDAVStore.error(status: 423, operation: .upload) == .forbidden("locked upstream"))
+        #expect(WebDAVStore.error(status: 423, operation: .upload) == .locked)
         #expect(WebDAVStore.error(status: 507, operation: .upload) == .noSpace)
         #expect(WebDAVStore.error(status: 502, operation: .read) == .unavailable("HTTP 502 Bad Gateway"))
     }

@@ -26,7 +26,7 @@ enum StatusPage {
             }
             let waiting = domain.uploads.queue.isEmpty ? ""
                 : "<ul class=\"queue\">" + domain.uploads.queue.map { "<li>\(XMLEscaping.text($0.path)): \(XMLEscaping.text($0.summary))</li>" }.joined()
-                + (domain.uploads.pending > domain.uploads.queue.count ? "<li>and \(domain.uploads.pending - domain.uploads.queue.count) more</li>" : "") + "</ul>"
+                + (domain.uploads.unlisted > 0 ? "<li>and \(domain.uploads.unlisted) more</li>" : "") + "</ul>"
             let failed = domain.uploads.failed.isEmpty ? ""
                 : ", \(domain.uploads.failed.count) failed:<ul>" + domain.uploads.failed.map { "<li>\(XMLEscaping.text($0.path)): \(XMLEscaping.text($0.error)) (\($0.attempts) attempts)</li>" }.joined() + "</ul>"
             let conflicts = domain.conflicts.isEmpty ? "none"

@@ -133,10 +133,16 @@ public struct ContentCache: Sendable {
     /// Bytes on disk (allocated blocks, so a sparse file counts what it
     /// holds) and the count of files, in progress ones included.
     func usage() -> (bytes: Int64, files: Int) {
+        Self.usage(of: folder)
+    }
+
+    /// The same for a cache folder nobody opened: only reads it (a running
+    /// server's cache must not be touched by `davgate status --offline`).
+    public static func usage(of folder: URL) -> (bytes: Int64, files: Int) {
         var bytes: Int64 = 0, files = 0
         // An outbox file and the cache file of a dirty item are one inode.
         var seen = Set<UInt>()
-        for folder in [folder, temporary, outbox] {
+        for folder in [folder, folder.appendingPathComponent("tmp"), folder.appendingPathComponent("outbox")] {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
                 var st = stat()
                 guard lstat(folder.appendingPathComponent(name).path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,

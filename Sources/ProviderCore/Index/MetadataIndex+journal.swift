@@ -182,10 +182,19 @@ extension MetadataIndex {
 
     /// An upload failed: retry at `next`, or give up (`failed`, kept and
     /// reported, never dropped).
-    public func uploadFailed(_ entry: JournalEntry, error: String, next: Date, failed: Bool) async throws {
+    /// - Parameter reached: the attempt may have left bytes upstream.
+    public func uploadFailed(_ entry: JournalEntry, error: String, next: Date, failed: Bool, reached: Bool) async throws {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE journal SET attempts = attempts + 1, last_error = ?, next_attempt = ?, failed = ? WHERE seq = ?",
-                           arguments: [error, next.timeIntervalSince1970, failed, entry.seq])
+            try db.execute(sql: """
+                UPDATE journal SET attempts = attempts + 1, last_error = ?, next_attempt = ?, failed = ?, reached = reached OR ? WHERE seq = ?
+                """, arguments: [error, next.timeIntervalSince1970, failed, reached, entry.seq])
+        }
+    }
+
+    /// Whether any upload of the item may have reached the upstream.
+    public func uploadMayHaveReached(_ id: Int64) async throws -> Bool {
+        try await pool.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM journal WHERE item_id = ? AND reached = 1)", arguments: [id]) ?? false
         }
     }
 

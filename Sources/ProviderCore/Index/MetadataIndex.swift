@@ -31,6 +31,25 @@ public final class MetadataIndex: Sendable {
         try Self.migrator.migrate(pool)
     }
 
+    /// Opens an index only to read it, changing nothing (no migration), as
+    /// `davgate status --offline` does beside a running server.
+    /// - Throws: `IndexVersionError` when its schema is not this davgate's.
+    public init(readingOnly file: URL) throws {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)
+        pool = try DatabasePool(path: file.path, configuration: configuration)
+        let current = try pool.read { db in try Self.migrator.hasCompletedMigrations(db) }
+        guard current else { throw IndexVersionError(file: file) }
+    }
+
+    public struct IndexVersionError: Error, CustomStringConvertible {
+        public let file: URL
+        public var description: String {
+            "\(file.path) was written by another davgate version; start this davgate's server once to bring it up to date"
+        }
+    }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -114,6 +133,12 @@ public final class MetadataIndex: Sendable {
         migrator.registerMigration("v6: mirrored locks") { db in
             // The upstream's token of a lock mirrored there (mirror_locks).
             try db.execute(sql: "ALTER TABLE lock ADD COLUMN upstream_token TEXT")
+        }
+        migrator.registerMigration("v7: uploads that may have reached the upstream") { db in
+            // Set when an attempt failed after sending (a timeout, a cut
+            // connection): the upstream may hold the file, so a DELETE must
+            // ask it; unset while every attempt failed to connect.
+            try db.execute(sql: "ALTER TABLE journal ADD COLUMN reached INTEGER NOT NULL DEFAULT 0")
         }
         return migrator
     }

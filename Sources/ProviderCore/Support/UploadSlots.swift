@@ -19,7 +19,9 @@ public final class UploadSlots: Sendable {
         mutating func take(_ want: Want, limit: Int) -> Bool {
             switch want {
             case .upload(let id):
-                guard uploading.count < limit, !uploading.contains(id), !held.contains(id) else { return false }
+                // A DELETE waiting for this item goes first: no more bytes for it.
+                let awaited = waiters.contains { if case .hold(let ids) = $0.want { ids.contains(id) } else { false } }
+                guard uploading.count < limit, !uploading.contains(id), !held.contains(id), !awaited else { return false }
                 uploading.insert(id)
             case .hold(let ids):
                 guard uploading.isDisjoint(with: ids), held.isDisjoint(with: ids) else { return false }

@@ -30,7 +30,7 @@ public final class UpstreamHealth: Sendable {
     /// conflicting name is an answer, not a failure.
     func failed(_ error: UpstreamError) {
         switch error {
-        case .unavailable, .timeout, .forbidden, .io, .noSpace:
+        case .unavailable, .unreachable, .timeout, .forbidden, .io, .noSpace:
             state.withLockedValue {
                 $0.lastError = error.description
                 $0.lastErrorAt = Date()

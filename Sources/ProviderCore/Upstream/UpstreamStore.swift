@@ -39,6 +39,8 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case noSpace
     case forbidden(String)
     case unavailable(String)
+    /// No connection could be made: nothing of the request was sent.
+    case unreachable(String)
     case timeout
     /// The upstream's version is not the one a conditional write expected
     /// (someone changed or created it meanwhile): a conflict to keep both.
@@ -55,6 +57,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noSpace: "no space left upstream"
         case .forbidden(let m): "upstream refused access: \(m)"
         case .unavailable(let m): "upstream unavailable: \(m)"
+        case .unreachable(let m): "upstream unreachable: \(m)"
         case .timeout: "upstream timed out"
         case .versionMismatch: "the upstream file changed since it was read"
         case .locked: "locked upstream by someone working there directly"

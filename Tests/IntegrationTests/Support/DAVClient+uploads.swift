@@ -15,7 +15,7 @@ extension DAVClient {
     func uploadsDrained(seconds: Int = 30) async throws -> Bool {
         for _ in 0..<(seconds * 10) {
             let pending = try await statusDomains().map { ($0["uploads"] as? [String: Any])?["pending"] as? Int ?? -1 }
-            if pending.allSatisfy({ $0 == 0 }) { return true }
+            if !pending.isEmpty && pending.allSatisfy({ $0 == 0 }) { return true }
             try await Task.sleep(for: .milliseconds(100))
         }
         return false
