@@ -21,7 +21,7 @@ struct CadaverTests {
             try session.writeLocal("edited.txt", edited)
 
             // Session 1: everything the README promises cadaver can do.
-            let first = try session.run([
+            let first = try await session.run([
                 "mkcol \"Ordner ü\"",
                 "cd \"Ordner ü\"",
                 "put \"Résumé 2026.txt\"",
@@ -68,7 +68,7 @@ struct CadaverTests {
 
             // Session 2 knows no token: its put into the locked collection fails with 423;
             // its unlock asks for the token, which discover shows.
-            let second = try session.run([
+            let second = try await session.run([
                 "cd \"Ordner ü\"",
                 "put \"Résumé 2026.txt\" \"ohne Token.txt\"",
                 "discover \"/files/Ordner ü/\"",
@@ -146,7 +146,7 @@ struct CadaverSession {
     func readLocal(_ name: String) throws -> Data { try Data(contentsOf: local.appendingPathComponent(name)) }
 
     /// Runs one cadaver session on the domain and returns what each command printed.
-    func run(_ commands: [String]) throws -> Transcript {
+    func run(_ commands: [String]) async throws -> Transcript {
         let commandFile = home.appendingPathComponent("commands.json")
         try JSONSerialization.data(withJSONObject: commands).write(to: commandFile)
         let process = Process()
@@ -164,9 +164,12 @@ struct CadaverSession {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let (data, errors) = try await onDispatch {
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            let errors = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (data, errors)
+        }
         guard process.terminationStatus == 0 || process.terminationStatus == 3,
               let entries = try? JSONDecoder().decode([Transcript.Entry].self, from: data), let first = entries.first
         else {

@@ -202,7 +202,7 @@ struct LazyFetchTests {
             #expect(reply.status == 503, "\(reply.status) \(reply.text)")
             #expect(reply.header("Retry-After") != nil)
             let status = try await g.client.send("GET", "/.davgate/status.json").text
-            #expect(status.contains("\"failing\" : true") && status.contains("upstream unavailable"), "the status page tells: \(status)")
+            #expect(status.contains("\"failing\" : true") && status.contains("upstream unreachable"), "the status page tells: \(status)")
             try await g.apache.restart()
             #expect(try await g.client.send("GET", "/lazy/there.txt").text == "there")
         }

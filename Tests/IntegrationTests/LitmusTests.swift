@@ -40,9 +40,11 @@ struct LitmusTests {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let output = String(decoding: data, as: UTF8.self)
+        let output = try await onDispatch {
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
         let summary = LitmusSummary(output)
         if summary.failed > 0 || summary.warnings > 0 || summary.passed < 103 {
             print(output)
