@@ -68,12 +68,9 @@ extension Provider {
 
     public func refreshLock(token: String, timeout: Int?) async throws -> Lock? {
         let refreshed = try await index.refreshLock(token: token, timeout: timeout)
-        if let refreshed, let upstreamToken = refreshed.upstreamToken, let mirror = lockMirror {
-            let path = try await index.path(of: refreshed.itemID)
-            do {
-                try await upstream { try await mirror.refreshLock(path, token: upstreamToken, timeout: timeout) }
-            } catch {
-                logger.warning("could not refresh the mirrored lock upstream", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
+        if let refreshed {
+            try await onMirror(of: refreshed, failing: "could not refresh the mirrored lock upstream") { mirror, path, upstreamToken in
+                try await mirror.refreshLock(path, token: upstreamToken, timeout: timeout)
             }
         }
         return refreshed
@@ -83,16 +80,26 @@ extension Provider {
     /// lock held back never meets our own lock there.
     @discardableResult
     public func unlock(token: String) async throws -> Bool {
-        if let lock = try await index.lock(token: token), let upstreamToken = lock.upstreamToken, let mirror = lockMirror {
-            let path = try await index.path(of: lock.itemID)
-            do {
-                try await upstream { try await mirror.unlock(path, token: upstreamToken) }
-            } catch {
-                // It expires upstream by itself; the store no longer sends it.
-                logger.warning("could not release the mirrored lock upstream", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
+        if let lock = try await index.lock(token: token) {
+            // On failure it expires upstream by itself; the store no longer sends it.
+            try await onMirror(of: lock, failing: "could not release the mirrored lock upstream") { mirror, path, upstreamToken in
+                try await mirror.unlock(path, token: upstreamToken)
             }
         }
         return try await index.removeLock(token: token)
+    }
+
+    /// Does `body` to the upstream's side of a mirrored lock; a failure is
+    /// logged, not thrown: the lock here stands either way.
+    private func onMirror(of lock: Lock, failing message: Logger.Message,
+                          _ body: (any LockMirror, ItemPath, String) async throws -> Void) async throws {
+        guard let upstreamToken = lock.upstreamToken, let mirror = lockMirror else { return }
+        let path = try await index.path(of: lock.itemID)
+        do {
+            try await upstream { try await body(mirror, path, upstreamToken) }
+        } catch {
+            logger.warning(message, metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
+        }
     }
 
     /// At start: the store sends the upstream tokens of locks held before

@@ -36,10 +36,11 @@ extension Provider {
     /// (an upload given up) and what is being uploaded now.
     public func contentStates(of items: [Item]) async throws -> [Int64: ContentState] {
         let failed = Set(try await index.latestEntries(of: items.filter(\.dirty).map(\.id)).filter(\.failed).map(\.itemID))
+        let uploading = Set(uploadProgress.withLockedValue { $0.keys })
         var states: [Int64: ContentState] = [:]
         for item in items {
             states[item.id] = failed.contains(item.id) ? .failed
-                : item.dirty && uploadSlots.isUploading(item.id) ? .uploading : contentState(of: item)
+                : item.dirty && uploading.contains(item.id) ? .uploading : contentState(of: item)
         }
         return states
     }

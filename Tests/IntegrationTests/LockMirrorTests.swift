@@ -10,14 +10,29 @@ import Testing
 struct LockMirrorTests {
     static let lock = lockinfo(exclusive: true, owner: "<D:href>editor</D:href>")
 
+    /// davgate (with `extraDomain`) in front of Apache, a file put straight
+    /// into Apache and listed through davgate, and a client of Apache
+    /// itself: someone working on the upstream directly.
+    static func withListedFile(_ name: String, _ content: String, extraDomain: String,
+                               _ body: (ApacheGateway, DAVClient) async throws -> Void) async throws {
+        try await withApacheGateway(extraDomain: extraDomain) { g in
+            try g.writeUpstream(name, Data(content.utf8))
+            #expect(try await g.client.send("PROPFIND", "/lazy/", headers: [("Depth", "1")]).status == 207)
+            let direct = DAVClient(apache: g.apache)
+            do {
+                try await body(g, direct)
+            } catch {
+                try? await direct.shutdown()
+                throw error
+            }
+            try await direct.shutdown()
+        }
+    }
+
     @Test("a client's lock holds on Apache too: direct writers get 423, davgate's own writes go through, UNLOCK frees it",
           arguments: ["back", "through"])
     func mirrored(mode: String) async throws {
-        try await withApacheGateway(extraDomain: "mirror_locks = true\nwrite_mode = \"\(mode)\"\nupload_delay = 0.2") { g in
-            let direct = DAVClient(apache: g.apache)
-            defer { Task { try? await direct.shutdown() } }
-            try g.writeUpstream("report.txt", Data("v1".utf8))
-            #expect(try await g.client.send("PROPFIND", "/lazy/", headers: [("Depth", "1")]).status == 207)
+        try await Self.withListedFile("report.txt", "v1", extraDomain: "mirror_locks = true\nwrite_mode = \"\(mode)\"\nupload_delay = 0.2") { g, direct in
 
             let locked = try await g.client.send("LOCK", "/lazy/report.txt", headers: [("Timeout", "Second-600"), xmlType], body: Self.lock)
             #expect(locked.status == 200, "\(locked.text)")
@@ -58,11 +73,7 @@ struct LockMirrorTests {
 
     @Test("after a restart davgate still submits the upstream's token: a write under the lock goes through, UNLOCK frees it upstream")
     func keptAcrossRestart() async throws {
-        try await withApacheGateway(extraDomain: "mirror_locks = true\nwrite_mode = \"through\"") { g in
-            let direct = DAVClient(apache: g.apache)
-            defer { Task { try? await direct.shutdown() } }
-            try g.writeUpstream("notes.txt", Data("v1".utf8))
-            #expect(try await g.client.send("PROPFIND", "/lazy/", headers: [("Depth", "1")]).status == 207)
+        try await Self.withListedFile("notes.txt", "v1", extraDomain: "mirror_locks = true\nwrite_mode = \"through\"") { g, direct in
             let token = try lockToken(try await g.client.send("LOCK", "/lazy/notes.txt", headers: [("Timeout", "Second-600"), xmlType], body: Self.lock))
             try await g.afterRestart { _, client in
                 let save = try await client.send("PUT", "/lazy/notes.txt", headers: [("If", "(<\(token)>)")], body: "v2")
@@ -77,11 +88,7 @@ struct LockMirrorTests {
 
     @Test("a MOVE of a locked file carries the upstream token, after its save the lock held back; names with a space and an accent")
     func moveUnderLock() async throws {
-        try await withApacheGateway(extraDomain: "mirror_locks = true") { g in
-            let direct = DAVClient(apache: g.apache)
-            defer { Task { try? await direct.shutdown() } }
-            try g.writeUpstream("Bericht é.txt", Data("v1".utf8))
-            #expect(try await g.client.send("PROPFIND", "/lazy/", headers: [("Depth", "1")]).status == 207)
+        try await Self.withListedFile("Bericht é.txt", "v1", extraDomain: "mirror_locks = true") { g, direct in
             let token = try lockToken(try await g.client.send("LOCK", "/lazy/Bericht%20%C3%A9.txt", headers: [xmlType], body: Self.lock))
             #expect(try await direct.send("PUT", "/dav/Bericht%20%C3%A9.txt", body: "theirs").status == 423, "locked upstream")
             #expect(try await g.client.send("PUT", "/lazy/Bericht%20%C3%A9.txt", headers: [("If", "(<\(token)>)")], body: "v2").status == 204)
@@ -95,11 +102,7 @@ struct LockMirrorTests {
 
     @Test("a file locked on Apache by someone else: davgate's LOCK is 423 and leaves no lock here; new files are locked here only")
     func lockedUpstream() async throws {
-        try await withApacheGateway(extraDomain: "mirror_locks = true") { g in
-            let direct = DAVClient(apache: g.apache)
-            defer { Task { try? await direct.shutdown() } }
-            try g.writeUpstream("plan.txt", Data("plan".utf8))
-            #expect(try await g.client.send("PROPFIND", "/lazy/", headers: [("Depth", "1")]).status == 207)
+        try await Self.withListedFile("plan.txt", "plan", extraDomain: "mirror_locks = true") { g, direct in
             let theirs = try await direct.send("LOCK", "/dav/plan.txt", headers: [xmlType], body: Self.lock)
             #expect(theirs.status == 200)
 

@@ -79,8 +79,8 @@ extension MetadataIndex {
     }
 
     /// The newest entry of each item whose last write is older than
-    /// `quietSince` and whose retry time has come, oldest first; items in
-    /// `held` (under a write lock) wait.
+    /// `quietSince` and whose retry time has come, oldest first (the
+    /// caller leaves out what a lock holds back).
     public func uploadsDue(domain: String, quietSince: Date, now: Date = Date(), limit: Int = 64) async throws -> [JournalEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """

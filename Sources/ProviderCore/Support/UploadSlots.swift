@@ -38,10 +38,6 @@ public final class UploadSlots: Sendable {
         self.limit = max(1, limit)
     }
 
-    public func isUploading(_ id: Int64) -> Bool {
-        state.withLockedValue { $0.uploading.contains(id) }
-    }
-
     func withUpload<T>(of id: Int64, _ body: () async throws -> T) async throws -> T {
         await acquire(.upload(id))
         defer { release { $0.uploading.remove(id) } }
