@@ -55,10 +55,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // openat2(2) with RESOLVE_BENEATH and renameat2(2), which Swift cannot
+        // call through the variadic syscall(2): the directory store's only C.
+        .target(name: "CResolveBeneath"),
         .target(
             name: "Upstreams",
             dependencies: [
-                "ProviderCore", "DAVXML", "DAVProtocol",
+                "ProviderCore", "DAVXML", "DAVProtocol", "CResolveBeneath",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

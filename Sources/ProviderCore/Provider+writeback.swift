@@ -169,7 +169,10 @@ extension Provider {
                     uploaded = try await upstream { try await store.upload(file, to: path, expecting: basis, progress: progress) }
                 } catch ProviderError.upstream(.versionMismatch) {
                     let now = try await upstream { try await store.stat(path) }
-                    guard let now else {
+                    // Gone upstream, and this edit was of what was there. (A new
+                    // file's name with nothing visible there is taken by what
+                    // the store hides: a conflict like any other.)
+                    if now == nil, entry.basis != nil {
                         logger.warning("deleted upstream while edited here; created again", metadata: ["path": "\(Self.display(path))"])
                         uploaded = try await upstream { try await store.upload(file, to: path, expecting: .absent) }
                         cache.removeOutbox(try await index.completeUpload(entry, uploaded: uploaded))

@@ -1,3 +1,4 @@
+import CResolveBeneath
 import Foundation
 import ProviderCore
 
@@ -7,6 +8,9 @@ import Glibc
 
 /// The embedded default upstream: a folder on the local disk.
 ///
+/// Nothing outside the folder can be reached through it, whatever links
+/// inside say and whatever races with them: see `DirectoryStore+beneath.swift`.
+///
 /// A store on the local disk may take shortcuts the core cannot see: content
 /// moves between the cache and the folder by hard link when both are on one
 /// file system, so materializing a file and uploading a PUT copy nothing.
@@ -14,112 +18,125 @@ import Glibc
 /// rename, so a reader of the folder never sees half a file.
 public struct DirectoryStore: UpstreamStore {
     public let root: URL
+    /// Permission bits of new files and folders (`upstream_file_mode`,
+    /// `upstream_folder_mode`), exact whatever the process's umask: another
+    /// program serving the same folder (Samba, nginx, a backup job under
+    /// another user) must be able to read what arrives here. The cache's
+    /// copy stays private all the same: its folder is the owner's alone.
+    public let fileMode: mode_t
+    public let folderMode: mode_t
     public var displayName: String { "file:\(root.path)" }
+
+    /// One name of the path within 255 bytes (NAME_MAX), the whole path
+    /// within what one openat2 call takes (PATH_MAX less its NUL).
+    public var nameRules: NameRules { NameRules(maxNameBytes: Int(NAME_MAX), maxPathBytes: Int(PATH_MAX) - 1) }
 
     /// Names of our own in-progress files, hidden from listings.
     static let temporaryPrefix = ".davgate-tmp-"
 
-    public init(root: URL) {
+    public init(root: URL, fileMode: mode_t = 0o644, folderMode: mode_t = 0o755) {
         self.root = root.standardizedFileURL
-    }
-
-    func url(_ path: ItemPath) throws -> URL {
-        var url = root
-        for name in path {
-            // The server normalises paths; this is the last line of defence.
-            guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
-                throw UpstreamError.io("invalid name \(name.debugDescription)")
-            }
-            url.appendPathComponent(name)
-        }
-        return url
+        self.fileMode = fileMode
+        self.folderMode = folderMode
     }
 
     public func list(_ folder: ItemPath) async throws -> [UpstreamEntry] {
-        let dir = try url(folder)
-        return try await blocking {
-            guard let handle = opendir(dir.path) else { throw Self.error(errno) }
-            defer { closedir(handle) }
-            var entries: [UpstreamEntry] = []
-            while let entry = readdir(handle) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-                }
-                if name == "." || name == ".." || name.hasPrefix(Self.temporaryPrefix) { continue }
-                // Names must be valid UTF-8 and in NFC to be addressable.
-                guard name.utf8.elementsEqual(name.precomposedStringWithCanonicalMapping.utf8) else { continue }
-                if let e = try? Self.entry(name: name, path: dir.appendingPathComponent(name).path) {
-                    entries.append(e)
-                }
+        try await blocking {
+            let top = try openRoot()
+            let dir = try open(folder, below: top, flags: O_RDONLY | O_DIRECTORY)
+            var ancestors = AncestorFolders(of: folder)
+            return try Self.names(in: dir).compactMap { name in
+                visibleEntry(name, in: dir, at: folder + [name], below: top, ancestors: &ancestors)
             }
-            return entries
         }
     }
 
     public func stat(_ path: ItemPath) async throws -> UpstreamEntry? {
-        let target = try url(path)
-        return try await blocking {
+        try await blocking {
+            let top = try openRoot()
+            guard let name = path.last else { return try Self.entry(name: "", of: try open([], below: top, flags: DAVGATE_O_PATH)) }
+            let parent: ParentFolder
             do {
-                return try Self.entry(name: path.last ?? "", path: target.path)
-            } catch UpstreamError.notFound {
-                return nil
+                parent = try openParent(of: path, below: top)
+            } catch UpstreamError.conflict {
+                return nil   // no folder to hold it, so nothing there
             }
+            var ancestors = AncestorFolders(of: Array(path.dropLast()))
+            return visibleEntry(name, in: parent.folder, at: path, below: top, ancestors: &ancestors)
         }
     }
 
     public func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,
                       observer: FetchObserver) async throws -> UpstreamEntry {
-        let source = try url(path)
         let name = path.last ?? ""
+        // O_NONBLOCK: opening a FIFO planted in the folder must not hang.
+        let (source, entry) = try await blocking {
+            let top = try openRoot()
+            let source = try open(path, below: top, flags: O_RDONLY | O_NONBLOCK)
+            let entry = try Self.entry(name: name, of: source)
+            guard !entry.isFolder else { throw UpstreamError.conflict }
+            return (OpenFile(source), entry)
+        }
         if let range {
-            let entry = try await blocking { try Self.entry(name: name, path: source.path) }
             try await observer.began(entry)
             try await blocking {
-                try Self.copyRange(source.path, destination.path, range)
-                // Rewritten during the copy: the bytes may mix two versions.
-                guard try Self.entry(name: name, path: source.path).version == entry.version else {
-                    throw UpstreamError.versionMismatch
+                let output = try Descriptor(Glibc.open(destination.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600))
+                try source.withDescriptor { fd in
+                    try Self.pump(fd.raw, output.raw, range)
+                    // Rewritten in place during the copy: the bytes may mix two versions.
+                    guard try Self.entry(name: name, of: fd).version == entry.version else { throw UpstreamError.versionMismatch }
                 }
             }
             observer.progressed(Int64(range.count))
             return entry
         }
-        let entry = try await blocking {
-            if link(source.path, destination.path) != 0 {
-                guard errno == EXDEV || errno == EPERM || errno == EMLINK else { throw Self.error(errno) }
-                try Self.copyFile(source.path, destination.path)
+        let linked = try await blocking {
+            try source.withDescriptor { fd in
+                let folder = try Descriptor(Glibc.open(destination.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC))
+                if try Self.link(fd, as: destination.lastPathComponent, in: folder.raw) { return entry }
+                try Self.writeCopy(of: fd, named: destination.lastPathComponent, in: folder, mode: 0o600)
+                // The entry of what was copied, not of what was listed.
+                return try Self.entry(name: name, of: fd)
             }
-            // The entry of what was linked or copied, not of what was listed.
-            return try Self.entry(name: name, path: destination.path)
         }
         do {
-            try await observer.began(entry)
+            try await observer.began(linked)
         } catch {
             unlink(destination.path)
             throw error
         }
-        observer.progressed(entry.size)
-        return entry
+        observer.progressed(linked.size)
+        return linked
     }
 
     public func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation, progress: UploadProgress?) async throws -> UpstreamEntry {
-        let target = try url(path)
         let entry = try await blocking {
-            try Self.check(expecting, at: target.path)
-            let parent = target.deletingLastPathComponent()
-            let temporary = parent.appendingPathComponent(Self.temporaryPrefix + UUID().uuidString)
-            if link(file.path, temporary.path) != 0 {
-                if errno == ENOENT || errno == ENOTDIR { throw UpstreamError.conflict }
-                guard errno == EXDEV || errno == EPERM || errno == EMLINK else { throw Self.error(errno) }
-                try Self.copyFile(file.path, temporary.path)
+            let top = try openRoot()
+            let target = try openParent(of: path, below: top)
+            let (parent, name) = (target.folder.raw, target.name)
+            try check(expecting, name, in: target.folder, at: path, below: top)
+            let mode = Self.existingFileMode(name, in: target.folder) ?? fileMode
+            let temporary = Self.temporaryName()
+            let local = try Descriptor(Glibc.open(file.path, O_RDONLY | O_CLOEXEC))
+            if try Self.link(local, as: temporary, in: parent) {
+                // One inode for the cache and the folder: its mode serves both.
+                guard fchmodat(parent, temporary, mode, 0) == 0 else {
+                    let code = errno
+                    unlinkat(parent, temporary, 0)
+                    throw Self.error(code)
+                }
+            } else {
+                try Self.writeCopy(of: local, named: temporary, in: target.folder, mode: mode)
             }
-            guard rename(temporary.path, target.path) == 0 else {
+            guard renameat(parent, temporary, parent, name) == 0 else {
                 let code = errno
-                unlink(temporary.path)
+                unlinkat(parent, temporary, 0)
                 throw Self.error(code)
             }
-            Self.syncFolder(parent.path)
-            return try Self.entry(name: path.last ?? "", path: target.path)
+            Self.syncFolder(target.folder)
+            var st = Glibc.stat()
+            guard fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { throw Self.error(errno) }
+            return Self.entry(name: name, st)
         }
         // A link or a copy: all at once, as far as anyone watching can tell.
         progress?.add(entry.size)
@@ -127,50 +144,70 @@ public struct DirectoryStore: UpstreamStore {
     }
 
     public func makeFolder(_ path: ItemPath) async throws -> UpstreamEntry {
-        let target = try url(path)
-        return try await blocking {
-            guard mkdir(target.path, 0o755) == 0 else { throw Self.error(errno) }
-            Self.syncFolder(target.deletingLastPathComponent().path)
-            return try Self.entry(name: path.last ?? "", path: target.path)
+        try await blocking {
+            let top = try openRoot()
+            let parent: ParentFolder
+            do {
+                parent = try openParent(of: path, below: top)
+            } catch UpstreamError.conflict {
+                throw UpstreamError.notFound   // the contract's word for mkdir's ENOENT
+            }
+            return try makeFolder(parent.name, in: parent.folder)
         }
     }
 
     public func delete(_ path: ItemPath) async throws {
-        let target = try url(path)
         try await blocking {
-            var st = Glibc.stat()
-            guard lstat(target.path, &st) == 0 else { throw Self.error(errno) }
-            if (st.st_mode & S_IFMT) == S_IFDIR {
-                do {
-                    try FileManager.default.removeItem(atPath: target.path)
-                } catch {
-                    throw UpstreamError.io("cannot delete folder: \(error.localizedDescription)")
-                }
-            } else if unlink(target.path) != 0 {
-                throw Self.error(errno)
-            }
-            Self.syncFolder(target.deletingLastPathComponent().path)
+            let top = try openRoot()
+            let parent = try openParent(of: path, below: top)
+            try Self.removeTree(Array(parent.name.utf8CString), in: parent.folder)
+            Self.syncFolder(parent.folder)
         }
     }
 
     public func move(_ source: ItemPath, to destination: ItemPath) async throws -> UpstreamEntry {
-        let from = try url(source), to = try url(destination)
-        return try await blocking {
-            guard access(to.path, F_OK) != 0 else { throw UpstreamError.exists }
-            guard rename(from.path, to.path) == 0 else { throw Self.error(errno) }
-            Self.syncFolder(from.deletingLastPathComponent().path)
-            Self.syncFolder(to.deletingLastPathComponent().path)
-            return try Self.entry(name: destination.last ?? "", path: to.path)
+        try await blocking {
+            let top = try openRoot()
+            let from = try openParent(of: source, below: top)
+            let to = try openParent(of: destination, below: top)
+            try Self.renameNoReplace(from.name, in: from.folder, to: to.name, in: to.folder)
+            Self.syncFolder(from.folder)
+            Self.syncFolder(to.folder)
+            var ancestors = AncestorFolders(of: Array(destination.dropLast()))
+            if let entry = visibleEntry(to.name, in: to.folder, at: destination, below: top, ancestors: &ancestors) { return entry }
+            // A link moved to where it leads out of the root: the link itself,
+            // which the next listing hides.
+            var st = Glibc.stat()
+            guard fstatat(to.folder.raw, to.name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { throw Self.error(errno) }
+            return Self.entry(name: to.name, st)
         }
     }
 
     public func copy(_ source: ItemPath, to destination: ItemPath, recursive: Bool) async throws -> UpstreamEntry {
-        let from = try url(source), to = try url(destination)
-        return try await blocking {
-            guard access(to.path, F_OK) != 0 else { throw UpstreamError.exists }
-            try Self.copyTree(from.path, to.path, recursive: recursive)
-            Self.syncFolder(to.deletingLastPathComponent().path)
-            return try Self.entry(name: destination.last ?? "", path: to.path)
+        try await blocking {
+            let top = try openRoot()
+            let from = try open(source, below: top, flags: O_RDONLY | O_NONBLOCK)
+            let to = try openParent(of: destination, below: top)
+            let ancestors = AncestorFolders(of: Array(source.dropLast()))
+            let entry = try copyItem(from, at: source, named: to.name, into: to.folder, recursive: recursive, below: top, ancestors: ancestors)
+            Self.syncFolder(to.folder)
+            return entry
+        }
+    }
+
+    /// Makes every missing folder on the way to `path`'s last name (the
+    /// keep-local store's folders, which mirror the upstream's on demand).
+    func makeParents(of path: ItemPath) throws(UpstreamError) {
+        let top = try openRoot()
+        for depth in 1..<max(path.count, 1) {
+            let folder = Array(path.prefix(depth))
+            if (try? open(folder, below: top, flags: O_RDONLY | O_DIRECTORY)) != nil { continue }
+            let parent = try openParent(of: folder, below: top)
+            do {
+                _ = try makeFolder(parent.name, in: parent.folder)
+            } catch .exists {
+                // Made by a concurrent call meanwhile.
+            }
         }
     }
 
@@ -190,136 +227,98 @@ extension DirectoryStore {
     /// Conditional writes on a local folder: compare the version now. (The
     /// window between this check and the rename is as small as it gets
     /// without a lock every other writer of the folder would have to honour.)
-    static func check(_ expecting: UpstreamExpectation, at path: String) throws {
+    /// Anything at the name counts as present for `.absent`, a link leading
+    /// out of the root included: it is never silently replaced.
+    func check(_ expecting: UpstreamExpectation, _ name: String, in folder: borrowing Descriptor,
+               at path: ItemPath, below root: borrowing Descriptor) throws(UpstreamError) {
         switch expecting {
         case .any:
             return
         case .absent:
-            if access(path, F_OK) == 0 { throw UpstreamError.versionMismatch }
+            var st = Glibc.stat()
+            if fstatat(folder.raw, name, &st, AT_SYMLINK_NOFOLLOW) == 0 { throw UpstreamError.versionMismatch }
         case .version(let version):
-            guard let current = try? entry(name: "", path: path), current.version == version else {
+            guard let current = try? Self.entry(name: name, of: try open(path, below: root, flags: DAVGATE_O_PATH)),
+                  current.version == version else {
                 throw UpstreamError.versionMismatch
             }
         }
     }
 
-    /// Copies `range` of `source` into `destination` at the same offsets.
-    static func copyRange(_ source: String, _ destination: String, _ range: ClosedRange<Int64>) throws {
-        let input = open(source, O_RDONLY)
-        guard input >= 0 else { throw error(errno) }
-        defer { close(input) }
-        let output = open(destination, O_WRONLY | O_CREAT, 0o600)
-        guard output >= 0 else { throw error(errno) }
-        defer { close(output) }
-        try pump(input, output, range)
+    /// A new folder `name` in `parent` with exactly `folderMode`.
+    func makeFolder(_ name: String, in parent: borrowing Descriptor) throws(UpstreamError) -> UpstreamEntry {
+        guard mkdirat(parent.raw, name, folderMode) == 0 else { throw Self.error(errno) }
+        let made = try Descriptor(openat(parent.raw, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+        guard fchmod(made.raw, folderMode) == 0 else { throw Self.error(errno) }
+        Self.syncFolder(parent)
+        return try Self.entry(name: name, of: made)
     }
 
-    /// Copies bytes between open files at the same offsets: `range`, or
-    /// everything to the end of the input. One loop for copies and ranges.
-    static func pump(_ input: Int32, _ output: Int32, _ range: ClosedRange<Int64>?) throws {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        var offset = range?.lowerBound ?? 0
-        let end = range.map { $0.upperBound + 1 } ?? .max
-        while offset < end {
-            let n = pread(input, buffer.baseAddress, Int(min(Int64(buffer.count), end - offset)), off_t(offset))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw error(errno)
-            }
-            if n == 0 {
-                guard range == nil else { throw UpstreamError.io("file ended before the requested range") }
-                return
-            }
-            var written = 0
-            while written < n {
-                let w = pwrite(output, buffer.baseAddress! + written, n - written, off_t(offset) + off_t(written))
-                if w < 0 {
-                    if errno == EINTR { continue }
-                    throw error(errno)
-                }
-                written += w
-            }
-            offset += Int64(n)
-        }
-    }
-
-    static func entry(name: String, path: String) throws -> UpstreamEntry {
+    /// Renames without ever replacing what is at the destination, atomically
+    /// where the file system can (RENAME_NOREPLACE), else checked just before.
+    static func renameNoReplace(_ name: String, in from: borrowing Descriptor, to newName: String, in to: borrowing Descriptor) throws(UpstreamError) {
+        if davgate_rename_noreplace(from.raw, name, to.raw, newName) == 0 { return }
+        guard errno == EINVAL else { throw error(errno) }
         var st = Glibc.stat()
-        guard statPath(path, &st) == 0 else { throw error(errno) }
-        let isFolder = (st.st_mode & S_IFMT) == S_IFDIR
-        let modified = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec) + TimeInterval(st.st_mtim.tv_nsec) / 1e9)
-        // inode + size + mtime in ns: any rewrite or replacement changes it.
-        let version = "\(st.st_ino)-\(st.st_size)-\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
-        return UpstreamEntry(name: name, isFolder: isFolder, size: Int64(st.st_size), modified: modified,
-                             version: version, executable: !isFolder && (st.st_mode & S_IXUSR) != 0)
+        guard fstatat(to.raw, newName, &st, AT_SYMLINK_NOFOLLOW) != 0 else { throw UpstreamError.exists }
+        guard renameat(from.raw, name, to.raw, newName) == 0 else { throw error(errno) }
     }
 
-    static func error(_ code: Int32) -> UpstreamError {
-        switch code {
-        case ENOENT: .notFound
-        case EEXIST, ENOTEMPTY: .exists
-        case ENOTDIR: .conflict
-        case ENOSPC, EDQUOT: .noSpace
-        case EACCES, EPERM, EROFS: .forbidden(String(cString: strerror(code)))
-        default: .io(String(cString: strerror(code)))
-        }
-    }
-
-    static func syncFolder(_ path: String) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
-    }
-
-    /// Copies a file's bytes through a 1 MiB buffer, then fsyncs. Only used
-    /// when a hard link is impossible (cache and upstream on two file systems).
-    static func copyFile(_ source: String, _ destination: String) throws {
-        let input = open(source, O_RDONLY)
-        guard input >= 0 else { throw error(errno) }
-        defer { close(input) }
+    /// Copies the open file or folder `source` (reached as `path`) to `name`
+    /// in `folder`. A file keeps its permission bits, as `cp` does; folders
+    /// get `folderMode`. Members are read as a listing reads them: links
+    /// inside the root followed, links out of it and cycles left out.
+    func copyItem(_ source: borrowing Descriptor, at path: ItemPath, named name: String, into folder: borrowing Descriptor,
+                  recursive: Bool, below root: borrowing Descriptor, ancestors: AncestorFolders) throws(UpstreamError) -> UpstreamEntry {
         var st = Glibc.stat()
-        fstat(input, &st)
-        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL, st.st_mode & 0o777)
-        guard output >= 0 else { throw error(errno) }
-        var ok = false
-        defer {
-            close(output)
-            if !ok { unlink(destination) }
-        }
-        try pump(input, output, nil)
-        // A copy keeps the modification time, as the hard link it stands in for does.
-        var times = [st.st_atim, st.st_mtim]
-        futimens(output, &times)
-        guard fsync(output) == 0 else { throw error(errno) }
-        ok = true
-    }
-
-    static func copyTree(_ source: String, _ destination: String, recursive: Bool) throws {
-        var st = Glibc.stat()
-        guard statPath(source, &st) == 0 else { throw error(errno) }
-        guard (st.st_mode & S_IFMT) == S_IFDIR else {
-            let temporary = (destination as NSString).deletingLastPathComponent + "/" + temporaryPrefix + UUID().uuidString
-            try copyFile(source, temporary)
-            guard rename(temporary, destination) == 0 else {
-                let code = errno
-                unlink(temporary)
-                throw error(code)
+        guard fstat(source.raw, &st) == 0 else { throw Self.error(errno) }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG:
+            let temporary = Self.temporaryName()
+            try Self.writeCopy(of: source, named: temporary, in: folder, mode: st.st_mode & 0o7777)
+            do {
+                try Self.renameNoReplace(temporary, in: folder, to: name, in: folder)
+            } catch {
+                unlinkat(folder.raw, temporary, 0)
+                throw error
             }
-            return
-        }
-        guard mkdir(destination, 0o755) == 0 else { throw error(errno) }
-        guard recursive else { return }
-        let names = try FileManager.default.contentsOfDirectory(atPath: source)
-        for name in names where !name.hasPrefix(temporaryPrefix) {
-            try copyTree(source + "/" + name, destination + "/" + name, recursive: true)
+            guard fstatat(folder.raw, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { throw Self.error(errno) }
+            return Self.entry(name: name, st)
+        case S_IFDIR:
+            let made = try makeFolder(name, in: folder)
+            guard recursive else { return made }
+            let target = try Descriptor(openat(folder.raw, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+            var madeStat = Glibc.stat()
+            fstat(target.raw, &madeStat)
+            // Below here, this folder and the copy are ancestors too.
+            var inner = ancestors.adding(st).adding(madeStat)
+            for member in try Self.names(in: source) {
+                let memberPath = path + [member]
+                guard visibleEntry(member, in: source, at: memberPath, below: root, ancestors: &inner) != nil,
+                      let memberSource = try? open(memberPath, below: root, flags: O_RDONLY | O_NONBLOCK) else { continue }
+                _ = try copyItem(memberSource, at: memberPath, named: member, into: target, recursive: true, below: root, ancestors: inner)
+            }
+            Self.syncFolder(target)
+            return made
+        default:
+            throw UpstreamError.notFound
         }
     }
 }
 
-/// `stat(2)`; a free function because inside the store `stat` names the
-/// protocol method.
-func statPath(_ path: String, _ st: inout stat) -> Int32 {
-    stat(path, &st)
+/// A descriptor carried from one blocking step of a fetch to the next,
+/// closed when the last step is done with it.
+final class OpenFile: Sendable {
+    private let raw: Int32
+
+    init(_ descriptor: consuming Descriptor) {
+        raw = dup(descriptor.raw)
+    }
+
+    deinit { if raw >= 0 { close(raw) } }
+
+    func withDescriptor<T>(_ body: (borrowing Descriptor) throws -> T) throws -> T {
+        let copy = try Descriptor(dup(raw))
+        return try body(copy)
+    }
 }

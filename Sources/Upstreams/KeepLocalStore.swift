@@ -21,11 +21,15 @@ public struct KeepLocalStore: UpstreamStore {
     public init(wrapping upstream: any UpstreamStore, folder: URL, patterns: [String]) throws {
         self.upstream = upstream
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        local = DirectoryStore(root: folder)
+        // Kept files live in the state folder: the owner's alone.
+        local = DirectoryStore(root: folder, fileMode: 0o600, folderMode: 0o700)
         self.patterns = patterns
     }
 
     public var displayName: String { upstream.displayName }
+    /// A kept name must be one the upstream could hold too: it may stop
+    /// matching a pattern (a rename) and then go there.
+    public var nameRules: NameRules { upstream.nameRules }
 
     /// Whether `name` is kept local (fnmatch patterns; `*` does not match a
     /// leading dot unless the pattern spells it, as in a shell).
@@ -122,11 +126,10 @@ public struct KeepLocalStore: UpstreamStore {
     }
 
     private func makeLocalParents(of path: ItemPath) throws {
-        let parent = try local.url(Array(path.dropLast()))
         do {
-            try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+            try local.makeParents(of: path)
         } catch {
-            throw UpstreamError.io("cannot make the local folder for kept files: \(error.localizedDescription)")
+            throw UpstreamError.io("cannot make the local folder for kept files: \(error)")
         }
     }
 }

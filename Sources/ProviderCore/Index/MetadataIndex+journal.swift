@@ -167,14 +167,22 @@ extension MetadataIndex {
     /// a placeholder of the upstream's version. Newer writes keep their old
     /// basis, so they too become a copy rather than overwrite the upstream's
     /// change. Returns the outbox files, and whether newer writes remain.
-    public func abandonUpload(_ entry: JournalEntry, upstream: UpstreamEntry) async throws -> (files: [String], stillDirty: Bool) {
+    /// `upstream` nil: the name is taken by something the store does not
+    /// show (a link leading out of a folder upstream); the item keeps no
+    /// version and goes with the next listing, which does not name it.
+    public func abandonUpload(_ entry: JournalEntry, upstream: UpstreamEntry?) async throws -> (files: [String], stillDirty: Bool) {
         try await pool.write { db in
             let (files, newer) = try Self.settle(db, entry)
-            if newer == 0 {
+            if newer == 0, let upstream {
                 try db.execute(sql: """
                     UPDATE item SET dirty = 0, upstream_version = ?, cached_version = NULL, size = ?, modified = ?,
                         content_version = content_version + 1 WHERE id = ?
                     """, arguments: [upstream.version, upstream.size, upstream.modified.timeIntervalSince1970, entry.itemID])
+            } else if newer == 0 {
+                try db.execute(sql: """
+                    UPDATE item SET dirty = 0, upstream_version = NULL, cached_version = NULL,
+                        content_version = content_version + 1 WHERE id = ?
+                    """, arguments: [entry.itemID])
             }
             return (files, newer > 0)
         }
