@@ -37,6 +37,20 @@ struct DAVError: Error {
 
     static let preconditionFailed = DAVError(.preconditionFailed, "a precondition (If, If-Match, If-None-Match or If-Unmodified-Since) is not met")
 
+    /// A name the upstream cannot hold: 414 when the request URI names it
+    /// too long, 400 for a control character or when it came in a
+    /// Destination header (the URI itself was fine). The condition, in
+    /// davgate's namespace, says which limit.
+    static func nameRefused(_ violation: NameViolation, inDestination: Bool) -> DAVError {
+        let tooLong: Bool
+        switch violation {
+        case .controlCharacter: tooLong = false
+        case .nameTooLong, .pathTooLong: tooLong = true
+        }
+        let status: HTTPResponse.Status = tooLong && !inDestination ? .uriTooLong : .badRequest
+        return DAVError(status, violation.description, condition: XMLName(DAVNamespace.davgate, violation.condition))
+    }
+
     /// Maps provider failures to the status a WebDAV client expects.
     init(_ error: ProviderError) {
         switch error {
@@ -46,6 +60,8 @@ struct DAVError: Error {
         case .wrongKind: self.init(.methodNotAllowed, "not allowed on this kind of resource")
         case .overlapping: self.init(.forbidden, "source and destination overlap")
         case .local(let m): self.init(.internalServerError, "local storage failed: \(m)")
+        case .nameRefused(let violation):
+            self = DAVError.nameRefused(violation, inDestination: false)
         case .dirtyBudgetExceeded, .localNoSpace:
             self.init(.init(code: 507, reasonPhrase: "Insufficient Storage"), error.description)
         case .upstream(let u):

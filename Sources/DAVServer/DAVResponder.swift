@@ -52,10 +52,12 @@ struct DAVResponder: HTTPResponder {
         }
         var body = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:error xmlns:D=\"DAV:\" xmlns:g=\"\(DAVNamespace.davgate)\">"
         if let condition = error.condition {
+            // The two namespaces this body declares: RFC 4918's conditions, and davgate's own.
+            let tag = (condition.namespace == DAVNamespace.davgate ? "g:" : "D:") + condition.local
             if let inner = error.conditionBody {
-                body += "<D:\(condition.local)>\(inner)</D:\(condition.local)>"
+                body += "<\(tag)>\(inner)</\(tag)>"
             } else {
-                body += "<D:\(condition.local)/>"
+                body += "<\(tag)/>"
             }
         }
         body += "<g:message>\(XMLEscaping.text(error.message))</g:message></D:error>\n"

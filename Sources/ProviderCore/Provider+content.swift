@@ -57,6 +57,7 @@ extension Provider {
             }
             var existing = try await index.child(of: parent.id, named: name)
             if existing?.isFolder == true { throw ProviderError.wrongKind }
+            if existing == nil { try admit(path) }
             if writeMode == .back {
                 return try await recordWrite(file, at: path, parent: parent, existing: existing)
             }
@@ -97,7 +98,7 @@ extension Provider {
     /// marks it with a davgate property naming what it conflicts with, and
     /// makes the folder's listing stale so the upstream's version is seen.
     func keepBoth(_ file: URL, at path: ItemPath, parent: Item) async throws -> WriteOutcome {
-        let copyPath = Array(path.dropLast()) + [Self.conflictName(for: path.last!, at: Date())]
+        let copyPath = Array(path.dropLast()) + [Self.conflictName(for: path.last!, at: Date(), maxBytes: store.nameRules.maxNameBytes)]
         let entry = try await upstream { try await store.upload(file, to: copyPath, expecting: .absent) }
         metrics.uploads.increment()
         metrics.uploadedBytes.increment(by: entry.size)
@@ -115,17 +116,26 @@ extension Provider {
     /// davgate's XML namespace, for the properties it sets itself.
     public static let namespace = "https://davgate.dev/ns"
 
-    /// `report.pdf` -> `report (conflicted copy 2026-11-22 093015).pdf`.
-    public static func conflictName(for name: String, at date: Date) -> String {
+    /// `report.pdf` -> `report (conflicted copy 2026-11-22 093015).pdf`,
+    /// the part before the extension shortened (never mid-character) when
+    /// the whole would not fit in `maxBytes`: a conflict copy the upstream
+    /// cannot hold would lose the very edit it exists to keep.
+    public static func conflictName(for name: String, at date: Date, maxBytes: Int = .max) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
         func two(_ n: Int?) -> String { String(format: "%02d", n ?? 0) }
         let stamp = "\(c.year ?? 0)-\(two(c.month))-\(two(c.day)) \(two(c.hour))\(two(c.minute))\(two(c.second))"
+        var stem = Substring(name), ext = Substring("")
         if let dot = name.lastIndex(of: "."), dot != name.startIndex {
-            return "\(name[..<dot]) (conflicted copy \(stamp))\(name[dot...])"
+            stem = name[..<dot]
+            ext = name[dot...]
         }
-        return "\(name) (conflicted copy \(stamp))"
+        let suffix = " (conflicted copy \(stamp))" + ext
+        while !stem.isEmpty, stem.utf8.count + suffix.utf8.count > maxBytes {
+            stem = stem.dropLast()
+        }
+        return stem + suffix
     }
 
     private static func escaped(_ text: String) -> String {

@@ -10,6 +10,7 @@ extension Provider {
                 throw ProviderError.parentMissing
             }
             if try await index.child(of: parent.id, named: name) != nil { throw ProviderError.exists }
+            try admit(path)
             let entry = try await upstream { try await store.makeFolder(path) }
             return try await index.insert(entry, parent: parent.id, domain: domain, listed: true)
         }
@@ -93,6 +94,7 @@ extension Provider {
         }
         let existing = try await index.child(of: parent.id, named: destination.last!)
         if existing != nil && !overwrite { throw ProviderError.exists }
+        if existing == nil { try admit(destination) }
         return (item, parent, existing)
     }
 }

@@ -16,6 +16,8 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
     case dirtyBudgetExceeded(pending: Int64, budget: Int64)
     /// The cache's disk is full: nothing was stored.
     case localNoSpace
+    /// The upstream cannot hold this name (too long, or a control character).
+    case nameRefused(NameViolation)
 
     public var description: String {
         switch self {
@@ -29,6 +31,7 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .dirtyBudgetExceeded(let pending, let budget):
             "\(pending) bytes already wait for upload (dirty_budget \(budget)); try again once the upstream caught up"
         case .localNoSpace: "the cache's disk is full; nothing was stored"
+        case .nameRefused(let violation): violation.description
         }
     }
 }

@@ -72,6 +72,7 @@ extension WebDAVStore {
                 let location = response.headers.first(name: "Location") ?? "elsewhere"
                 throw UpstreamError.io("HTTP \(status): the upstream redirects to \(location); configure that URL")
             }
+            if status == 414, let refused = learnNameLimit(from: request, operation: operation) { throw refused }
             throw Self.error(status: status, operation: operation, credentials: credentialsSource)
         }
         return (status, response.headers)

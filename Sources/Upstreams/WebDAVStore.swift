@@ -47,6 +47,11 @@ public struct WebDAVStore: UpstreamStore, CustomStringConvertible, CustomDebugSt
     let timeouts: (connect: Duration, read: Duration)
     /// Our upstream lock tokens by path (`mirror_locks`), sent with our writes.
     let heldLocks = NIOLockedValueBox<[ItemPath: String]>([:])
+    /// What names the server holds: 255 bytes a name (the file systems
+    /// servers store on) until it refuses a shorter one with 414, then
+    /// less than that one (`WebDAVStore+names.swift`).
+    let learnedNames = NIOLockedValueBox(NameRules.common)
+    public var nameRules: NameRules { learnedNames.withLockedValue { $0 } }
 
     /// Creates a store for one WebDAV collection.
     ///

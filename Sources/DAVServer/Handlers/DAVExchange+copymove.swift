@@ -66,10 +66,14 @@ extension DAVExchange {
             try await requireLockTokens(for: parent, provider: provider, submitted: submitted)
         }
         let replaced: Bool
-        if isMove {
-            replaced = try await provider.move(from: itemPath, to: target, overwrite: overwrite).replaced
-        } else {
-            replaced = try await provider.copy(from: itemPath, to: target, recursive: depth == .infinity, overwrite: overwrite).replaced
+        do {
+            if isMove {
+                replaced = try await provider.move(from: itemPath, to: target, overwrite: overwrite).replaced
+            } else {
+                replaced = try await provider.copy(from: itemPath, to: target, recursive: depth == .infinity, overwrite: overwrite).replaced
+            }
+        } catch ProviderError.nameRefused(let violation) {
+            throw DAVError.nameRefused(violation, inDestination: true)
         }
         return Self.response(replaced ? .noContent : .created)
     }

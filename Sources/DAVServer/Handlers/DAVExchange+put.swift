@@ -22,6 +22,9 @@ extension DAVExchange {
         if existing?.isFolder == true {
             throw DAVError(.methodNotAllowed, "PUT on a collection")
         }
+        // Before the body: a name the upstream cannot hold is refused now,
+        // not after gigabytes were received.
+        if existing == nil { try provider.admit(itemPath) }
         guard let parent = try await provider.item(at: Array(itemPath.dropLast())), parent.isFolder else {
             throw DAVError(ProviderError.parentMissing)
         }

@@ -19,6 +19,12 @@ public struct ContentCache: Sendable {
         let fm = FileManager.default
         try fm.createDirectory(at: temporary, withIntermediateDirectories: true)
         try fm.createDirectory(at: outbox, withIntermediateDirectories: true)
+        // The owner's alone, whatever the files' own modes: a directory
+        // upstream shares inodes with the cache (hard links) and gives
+        // them the modes its other readers need.
+        guard chmod(folder.path, 0o700) == 0 else {
+            throw ProviderError.local("cannot make the cache folder \(folder.path) private: \(String(cString: strerror(errno)))")
+        }
         // Leftovers of a crash are partial by definition.
         for name in (try? fm.contentsOfDirectory(atPath: temporary.path)) ?? [] {
             try? fm.removeItem(at: temporary.appendingPathComponent(name))

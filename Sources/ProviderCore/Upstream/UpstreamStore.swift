@@ -76,6 +76,9 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
 public protocol UpstreamStore: Sendable {
     /// For logs and status, never containing credentials.
     var displayName: String { get }
+    /// What names the store can hold; the provider refuses others before
+    /// acknowledging a write.
+    var nameRules: NameRules { get }
     /// The entries of a folder; `.notFound` if it is gone, `.conflict` if a file.
     func list(_ folder: ItemPath) async throws -> [UpstreamEntry]
     /// The entries with the folder's own version as the same answer gave it
@@ -143,6 +146,9 @@ public struct FetchObserver: Sendable {
 }
 
 extension UpstreamStore {
+    /// Most stores sit on a file system somewhere: 255 bytes a name.
+    public var nameRules: NameRules { .common }
+
     /// Stores without folder versions list without one.
     public func listing(_ folder: ItemPath) async throws -> FolderListing {
         FolderListing(entries: try await list(folder), version: nil)
