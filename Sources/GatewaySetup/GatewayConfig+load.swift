@@ -188,7 +188,7 @@ private struct ConfigReader {
     }
 
     private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
-        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "upload_parallelism", "mirror_locks", "credentials", "access_group", "upstream_ca", "users"])
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "upload_parallelism", "mirror_locks", "credentials", "access_group", "upstream_ca", "users", "upstream_file_mode", "upstream_folder_mode"])
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
             throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
@@ -246,6 +246,8 @@ private struct ConfigReader {
         if mirrorLocks, case .directory = upstream {
             throw table.error("mirror_locks", "locks can be mirrored only to a WebDAV upstream (https://...), not to a folder")
         }
+        let fileMode = try mode("upstream_file_mode", in: table, upstream: upstream) ?? 0o644
+        let folderMode = try mode("upstream_folder_mode", in: table, upstream: upstream) ?? 0o755
         var users: [String: DomainAccess]?
         if let grants = try table.table("users") {
             var result: [String: DomainAccess] = [:]
@@ -259,7 +261,21 @@ private struct ConfigReader {
         }
         return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, folderETags: folderETags, keepLocal: keepLocal, cacheBudget: budget,
                               writeMode: writeMode, uploads: uploads, mirrorLocks: mirrorLocks, credentials: credentials,
-                              accessGroup: group, upstreamCA: upstreamCA, users: users)
+                              accessGroup: group, upstreamCA: upstreamCA, users: users,
+                              upstreamFileMode: fileMode, upstreamFolderMode: folderMode)
+    }
+
+    /// `upstream_file_mode = "0644"`: permission bits in octal, as chmod
+    /// takes them; a folder upstream only (a server upstream decides its own).
+    private func mode(_ key: String, in table: SettingsTable, upstream: UpstreamLocation) throws(ConfigError) -> UInt32? {
+        guard let text = try table.string(key) else { return nil }
+        guard let value = UInt32(text, radix: 8), value <= 0o7777, !text.isEmpty, text.allSatisfy({ ("0"..."7").contains($0) }) else {
+            throw table.error(key, "expected permission bits in octal such as \"0644\", got \"\(text)\"")
+        }
+        guard case .directory = upstream else {
+            throw table.error(key, "modes apply to a folder upstream (file:...) only; a server upstream sets its own")
+        }
+        return value
     }
 
     private func upstream(_ text: String, in table: SettingsTable, server: ServerSettings) throws(ConfigError) -> UpstreamLocation {

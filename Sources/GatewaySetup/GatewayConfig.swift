@@ -116,12 +116,18 @@ public struct DomainSettings: Sendable {
     public var upstreamCA: URL?
     /// `users = { alice = "rw", bob = "ro" }`; nil lets every user read and write.
     public var users: [String: DomainAccess]?
+    /// `upstream_file_mode` (default `"0644"`) and `upstream_folder_mode`
+    /// (default `"0755"`): the permission bits of files and folders davgate
+    /// creates in a folder upstream, as Apache's defaults, so other programs
+    /// serving the folder can read them.
+    public var upstreamFileMode: UInt32
+    public var upstreamFolderMode: UInt32
 
     public init(name: String, upstream: UpstreamLocation, listingTTL: Double, revalidate: Revalidation = .listing,
                 folderETags: Bool = false, keepLocal: [String] = [], cacheBudget: CacheBudget = CacheBudget(),
                 writeMode: WriteMode = .back, uploads: UploadPolicy = UploadPolicy(), mirrorLocks: Bool = false,
                 credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
-                users: [String: DomainAccess]? = nil) {
+                users: [String: DomainAccess]? = nil, upstreamFileMode: UInt32 = 0o644, upstreamFolderMode: UInt32 = 0o755) {
         self.name = name
         self.upstream = upstream
         self.listingTTL = listingTTL
@@ -136,6 +142,8 @@ public struct DomainSettings: Sendable {
         self.accessGroup = accessGroup ?? name
         self.upstreamCA = upstreamCA
         self.users = users
+        self.upstreamFileMode = upstreamFileMode
+        self.upstreamFolderMode = upstreamFolderMode
     }
 }
 

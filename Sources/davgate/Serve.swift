@@ -108,7 +108,7 @@ private func makeStore(for domain: DomainSettings, vault: Vault?, config: Gatewa
     switch domain.upstream {
     case .directory(let root):
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        return DirectoryStore(root: root)
+        return DirectoryStore(root: root, fileMode: mode_t(domain.upstreamFileMode), folderMode: mode_t(domain.upstreamFolderMode))
     case .webdav(let url):
         var credentials: (user: String, password: String)?
         var source: String?
