@@ -104,6 +104,8 @@ let package = Package(
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -153,6 +155,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "DAVServerTests", dependencies: ["DAVServer"], swiftSettings: swiftSettings),
         .testTarget(name: "UsersTests", dependencies: ["Users"], swiftSettings: swiftSettings),
         .testTarget(name: "VaultTests", dependencies: ["Vault"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewaySetupTests", dependencies: ["GatewaySetup", "ProviderCore"], swiftSettings: swiftSettings),

@@ -79,8 +79,14 @@ public struct DAVPath: Hashable, Sendable, CustomStringConvertible {
     /// each segment to NFC.
     /// - Returns: the path and whether the target ended in `/` (the root always does).
     /// - Throws: ``PathError`` for dot segments, `%00`, `%2F`, bad escapes, invalid
-    ///   UTF-8, a raw `#`, or a target that is not absolute.
+    ///   UTF-8 (escaped, or raw and replaced by U+FFFD), a raw `#`, or a target
+    ///   that is not absolute.
     public static func parse(requestTarget: String) throws(PathError) -> (path: DAVPath, trailingSlash: Bool) {
+        // The HTTP layer decodes header values (Destination, If) as UTF-8 and
+        // replaces bytes that are not with U+FFFD, so a raw U+FFFD is the
+        // trace of invalid UTF-8 on the wire: refused, never stored as a
+        // name. (A name holding U+FFFD itself arrives escaped, %EF%BF%BD.)
+        if requestTarget.unicodeScalars.contains("\u{FFFD}") { throw .invalidUTF8 }
         var target = Substring(requestTarget)
         if let cut = target.firstIndex(of: "?") {
             target = target[..<cut]

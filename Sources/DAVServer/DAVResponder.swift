@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOHTTP1
 import ProviderCore
 import Users
 
@@ -20,6 +21,11 @@ struct DAVResponder: HTTPResponder {
     /// What a read-only user may do (issue 3: every write method is 403).
     static let readOnlyMethods = "OPTIONS, GET, HEAD, PROPFIND"
     static let writeMethods: Set<String> = ["PUT", "DELETE", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"]
+    /// The longest request target answered (414 beyond, RFC 9110 section
+    /// 15.5.15): room for a 4096-byte file system path fully percent-encoded.
+    /// A target too long for the decoder's head limit gets 431 from
+    /// `RequestHeadGuard` before it gets here.
+    static let maxTargetBytes = 16 * 1024
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let method = request.method.rawValue
@@ -34,6 +40,11 @@ struct DAVResponder: HTTPResponder {
             response = failure(DAVError(error), method: method, target: target, context: context)
         } catch let error as UpstreamError {
             response = failure(DAVError(ProviderError.upstream(error)), method: method, target: target, context: context)
+        } catch let error as HTTPParserError {
+            // The body's framing broke (a bad chunk size, the connection
+            // ending inside the body): the client's fault, not ours.
+            response = failure(DAVError.badRequest("the request body could not be read (\(error)); nothing was changed"),
+                               method: method, target: target, context: context)
         } catch {
             response = failure(DAVError(.internalServerError, "internal error: \(error)"), method: method, target: target, context: context)
         }
@@ -50,24 +61,18 @@ struct DAVResponder: HTTPResponder {
         if error.status == .unauthorized {
             headers[.wwwAuthenticate] = "Basic realm=\"\(settings.realm)\", charset=\"UTF-8\""
         }
-        var body = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:error xmlns:D=\"DAV:\" xmlns:g=\"\(DAVNamespace.davgate)\">"
-        if let condition = error.condition {
-            // The two namespaces this body declares: RFC 4918's conditions, and davgate's own.
-            let tag = (condition.namespace == DAVNamespace.davgate ? "g:" : "D:") + condition.local
-            if let inner = error.conditionBody {
-                body += "<\(tag)>\(inner)</\(tag)>"
-            } else {
-                body += "<\(tag)/>"
-            }
-        }
-        body += "<g:message>\(XMLEscaping.text(error.message))</g:message></D:error>\n"
         var buffer = ByteBuffer()
-        buffer.writeString(body)
+        buffer.writeString(error.renderedBody())
         headers[.contentLength] = String(buffer.readableBytes)
         return Response(status: error.status, headers: headers, body: .init(byteBuffer: buffer))
     }
 
     private func route(_ request: Request, context: Context) async throws -> Response {
+        let target = request.head.path ?? "/"
+        guard target.utf8.count <= Self.maxTargetBytes else {
+            throw DAVError(.init(code: 414, reasonPhrase: "URI Too Long"),
+                           "the request target is \(target.utf8.count) bytes, over the limit of \(Self.maxTargetBytes)")
+        }
         let parsed: (path: DAVPath, trailingSlash: Bool)
         do {
             parsed = try DAVPath.parse(requestTarget: request.head.path ?? "/")
@@ -144,6 +149,25 @@ struct DAVResponder: HTTPResponder {
         }
         throttle.succeeded(user: credentials.user, address: address)
         return credentials.user
+    }
+}
+
+extension DAVError {
+    /// The `DAV:error` body (RFC 4918 section 16): the condition when there
+    /// is one, then the message in davgate's namespace.
+    func renderedBody() -> String {
+        var body = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:error xmlns:D=\"DAV:\" xmlns:g=\"\(DAVNamespace.davgate)\">"
+        if let condition {
+            // The two namespaces this body declares: RFC 4918's conditions, and davgate's own.
+            let tag = (condition.namespace == DAVNamespace.davgate ? "g:" : "D:") + condition.local
+            if let conditionBody {
+                body += "<\(tag)>\(conditionBody)</\(tag)>"
+            } else {
+                body += "<\(tag)/>"
+            }
+        }
+        body += "<g:message>\(XMLEscaping.text(message))</g:message></D:error>\n"
+        return body
     }
 }
 

@@ -21,7 +21,17 @@ public struct DAVServer: Sendable {
     /// `onListening` receives the bound port (useful with port 0).
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let responder = DAVResponder(settings: settings, secure: settings.tls != nil)
-        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .seconds(300)))
+        // One guard per connection: the header timeout and the answers to
+        // broken framing (RequestHeadGuard); Hummingbird's idle timeout
+        // closes silent connections and stalled bodies.
+        let headerTimeout = TimeAmount(settings.headerTimeout)
+        let http1 = HTTPServerBuilder.http1(configuration: .init(
+            additionalChannelHandlers: [RequestHeadGuard(headerTimeout: headerTimeout, logger: logger)],
+            idleTimeout: TimeAmount(settings.idleTimeout),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: RequestHeadGuard.maxHeadBytes,
+                                            maxHeaderListSize: RequestHeadGuard.maxHeadBytes,
+                                            maxHeaderFieldCount: RequestHeadGuard.maxHeaderFields)
+        ))
         let server: HTTPServerBuilder
         if let tls = settings.tls {
             let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate).map { NIOSSLCertificateSource.certificate($0) }

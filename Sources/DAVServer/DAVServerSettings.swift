@@ -21,6 +21,15 @@ public struct DAVServerSettings: Sendable {
     public var propfindInfinity: Bool
     public var lockTimeoutDefault: Int
     public var lockTimeoutMax: Int
+    /// How long a connection may be silent: between requests, and while a
+    /// request body has stopped arriving. Then it is closed.
+    public var idleTimeout: Duration
+    /// How long the TLS handshake and a request head may take, from the
+    /// connection's start or a later request's first byte; a connection
+    /// still short of a complete head then is closed (408 when part of a
+    /// head had arrived). Keeps slow clients (slowloris) from holding
+    /// connections.
+    public var headerTimeout: Duration
     /// The metrics in Prometheus' text format, for `/.davgate/metrics`; nil
     /// when the executable bootstrapped no Prometheus backend.
     public var metricsText: (@Sendable () -> String)?
@@ -30,7 +39,8 @@ public struct DAVServerSettings: Sendable {
     public init(host: String, port: Int, tls: (certificate: String, privateKey: String)?, domains: [String: Provider],
                 permissions: [String: [String: DomainPermission]] = [:], users: UserStore, realm: String = "davgate", allowBasicOverHTTP: Bool = false,
                 maxXMLBodyBytes: Int = 1 << 20, propfindInfinity: Bool = false,
-                lockTimeoutDefault: Int = 600, lockTimeoutMax: Int = 604_800) {
+                lockTimeoutDefault: Int = 600, lockTimeoutMax: Int = 604_800,
+                idleTimeout: Duration = .seconds(60), headerTimeout: Duration = .seconds(20)) {
         self.host = host
         self.port = port
         self.tls = tls
@@ -43,6 +53,8 @@ public struct DAVServerSettings: Sendable {
         self.propfindInfinity = propfindInfinity
         self.lockTimeoutDefault = lockTimeoutDefault
         self.lockTimeoutMax = lockTimeoutMax
+        self.idleTimeout = idleTimeout
+        self.headerTimeout = headerTimeout
     }
 }
 

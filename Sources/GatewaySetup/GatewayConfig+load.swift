@@ -106,6 +106,7 @@ private struct ConfigReader {
         try table.refuseUnknownKeys([
             "listen", "tls", "certificate", "private_key", "state", "allow_basic_over_http", "max_xml_body",
             "propfind_infinity", "listing_ttl", "lock_timeout_default", "lock_timeout_max", "log_level", "realm", "vault",
+            "idle_timeout", "header_timeout",
         ])
         var server = ServerSettings(configFolder: folder)
         if let listen = try table.string("listen") {
@@ -151,6 +152,14 @@ private struct ConfigReader {
         guard server.lockTimeoutDefault <= server.lockTimeoutMax else {
             let key = table.has("lock_timeout_default") ? "lock_timeout_default" : "lock_timeout_max"
             throw table.error(key, "lock_timeout_default (\(server.lockTimeoutDefault)) is above lock_timeout_max (\(server.lockTimeoutMax))")
+        }
+        for (key, keyPath) in [("idle_timeout", \ServerSettings.idleTimeout), ("header_timeout", \ServerSettings.headerTimeout)] {
+            guard let seconds = try table.duration(key) else { continue }
+            // Below a millisecond would round to no timeout at all.
+            guard seconds >= 0.001, seconds <= 86_400 else {
+                throw table.error(key, "expected seconds above 0 and at most 86400 (a day), got \(seconds)")
+            }
+            server[keyPath: keyPath] = seconds
         }
         if let level = try table.string("log_level") {
             guard GatewayConfig.logLevels.contains(level) else {

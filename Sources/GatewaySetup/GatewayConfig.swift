@@ -47,6 +47,13 @@ public struct ServerSettings: Sendable {
     public var lockTimeoutDefault: Int
     /// `lock_timeout_max` in seconds (604800, a week): the most a client may ask for.
     public var lockTimeoutMax: Int
+    /// `idle_timeout` in seconds (60): how long a connection may be silent
+    /// between requests or while its request body has stopped arriving.
+    public var idleTimeout: Double
+    /// `header_timeout` in seconds (20): how long the TLS handshake and a
+    /// request head may take, from the connection's start or a later
+    /// request's first byte (slow clients holding connections).
+    public var headerTimeout: Double
     /// `log_level`: trace, debug, info, notice, warning, error or critical; default info.
     public var logLevel: String
     /// `realm` of the Basic auth challenge, default `davgate`.
@@ -68,6 +75,8 @@ public struct ServerSettings: Sendable {
         listingTTL = 5
         lockTimeoutDefault = 600
         lockTimeoutMax = 604_800
+        idleTimeout = 60
+        headerTimeout = 20
         logLevel = "info"
         realm = "davgate"
         vault = state.appendingPathComponent("vault.dgv")

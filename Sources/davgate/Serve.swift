@@ -78,7 +78,9 @@ struct Serve: AsyncParsableCommand {
             host: server.host, port: server.port, tls: tls, domains: providers, permissions: permissions, users: users,
             realm: server.realm, allowBasicOverHTTP: server.allowBasicOverHTTP,
             maxXMLBodyBytes: server.maxXMLBodyBytes, propfindInfinity: server.propfindInfinity,
-            lockTimeoutDefault: server.lockTimeoutDefault, lockTimeoutMax: server.lockTimeoutMax)
+            lockTimeoutDefault: server.lockTimeoutDefault, lockTimeoutMax: server.lockTimeoutMax,
+            idleTimeout: .milliseconds(Int64(server.idleTimeout * 1000)),
+            headerTimeout: .milliseconds(Int64(server.headerTimeout * 1000)))
         settings.metricsText = { metrics.emitToString() }
         let scheme = server.tls ? "https" : "http"
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host

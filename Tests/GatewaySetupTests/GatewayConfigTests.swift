@@ -43,6 +43,8 @@ struct GatewayConfigTests {
         #expect(server.listingTTL == 5)
         #expect(server.lockTimeoutDefault == 600)
         #expect(server.lockTimeoutMax == 604_800)
+        #expect(server.idleTimeout == 60)
+        #expect(server.headerTimeout == 20)
         #expect(server.logLevel == "info")
         #expect(server.realm == "davgate")
         #expect(config.domains.count == 1)
@@ -70,6 +72,8 @@ struct GatewayConfigTests {
             listing_ttl = 0.5
             lock_timeout_default = 60
             lock_timeout_max = 3600
+            idle_timeout = 30
+            header_timeout = 2.5
             log_level = "debug"
             realm = "Team files"
 
@@ -101,6 +105,8 @@ struct GatewayConfigTests {
         #expect(server.listingTTL == 0.5)
         #expect(server.lockTimeoutDefault == 60)
         #expect(server.lockTimeoutMax == 3600)
+        #expect(server.idleTimeout == 30)
+        #expect(server.headerTimeout == 2.5)
         #expect(server.logLevel == "debug")
         #expect(server.realm == "Team files")
         #expect(config.domains.map(\.name) == ["shared", "abs", "cloud"])
@@ -147,6 +153,9 @@ struct GatewayConfigTests {
         ("[server]\nrealm = 'say \"hi\"'", "[server] realm", 2, "without quotes"),
         ("[server]\nlock_timeout_default = 100\nlock_timeout_max = 10", "[server] lock_timeout_default", 2, "above lock_timeout_max"),
         ("[server]\nlock_timeout_max = 0", "[server] lock_timeout_max", 2, "above 0"),
+        ("[server]\nidle_timeout = 0", "[server] idle_timeout", 2, "above 0"),
+        ("[server]\nheader_timeout = 100000", "[server] header_timeout", 2, "at most 86400"),
+        ("[server]\nheader_timeout = \"10s\"", "[server] header_timeout", 2, "expected seconds"),
         ("[server]\ncertificate = \"a.pem\"", "[server] certificate", 2, "certificate is set without private_key"),
         ("[server]\nprivate_key = \"a.pem\"", "[server] private_key", 2, "private_key is set without certificate"),
         ("[logging]\nlevel = 1", "[logging]", 1, "unknown table"),
