@@ -187,4 +187,25 @@ struct UpstreamBoundaryTests {
             #expect(Self.mode(server.upstream.appendingPathComponent("copied/g.txt")) == 0o664, "a copy keeps the file's mode")
         }
     }
+
+    @Test("a WebDAV upstream that answers 414 to a name teaches the limit: the next such name is refused here without asking it, shorter ones still go")
+    func webDAVNameLimitIsLearned() async throws {
+        // Apache's request line limit: a real server that refuses long names with 414.
+        try await withApacheGateway(apacheConfig: "LimitRequestLine 250", extraDomain: "write_mode = \"through\"") { g in
+            let long = String(repeating: "w", count: 240), short = String(repeating: "s", count: 200)
+            let first = try await g.client.send("PUT", "/lazy/\(long)", body: "refused upstream")
+            #expect(first.status == 502, "the upstream's refusal, reported")
+            #expect(first.text.contains("414"), "\(first.text)")
+            #expect(g.apache.accessLines.contains { $0.contains(" 414 ") }, "Apache did answer 414")
+
+            let mark = g.apache.accessLines.count
+            let second = try await g.client.send("PUT", "/lazy/\(long)", body: "refused here")
+            #expect(second.status == 414)
+            #expect(second.text.contains("name-too-long") && second.text.contains("239 bytes"), "\(second.text)")
+            #expect(g.upstreamRequests(since: mark).isEmpty, "refused without asking the upstream")
+
+            #expect(try await g.client.send("PUT", "/lazy/\(short)", body: "fits").status == 201)
+            #expect(try String(contentsOf: g.upstreamFolder.appendingPathComponent(short), encoding: .utf8) == "fits")
+        }
+    }
 }

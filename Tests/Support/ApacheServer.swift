@@ -31,8 +31,9 @@ public final class ApacheServer: Sendable {
     /// - Parameters: `dumpRequestBodies` logs every request body into the
     ///   error log (mod_dumpio), to see what a client sent;
     ///   `rateLimitKiB` slows every response body down to that many KiB/s
-    ///   (mod_ratelimit): an upstream on a slow network.
-    public init(dumpRequestBodies: Bool = false, rateLimitKiB: Int? = nil) async throws {
+    ///   (mod_ratelimit): an upstream on a slow network;
+    ///   `extraConfig` goes into the server's main configuration as it is.
+    public init(dumpRequestBodies: Bool = false, rateLimitKiB: Int? = nil, extraConfig: String = "") async throws {
         let apache = "/usr/sbin/apache2", modules = "/usr/lib/apache2/modules"
         guard FileManager.default.isExecutableFile(atPath: apache),
               FileManager.default.fileExists(atPath: "\(modules)/mod_dav_fs.so") else {
@@ -72,6 +73,7 @@ public final class ApacheServer: Sendable {
                 ServerRoot "\(folder.path)"
                 ServerName 127.0.0.1
                 Listen 127.0.0.1:\(port)
+                \(extraConfig)
                 \(runAs)PidFile "\(pidFile.path)"
                 DefaultRuntimeDir "\(folder.appendingPathComponent("logs").path)"
                 ErrorLog "\(errorLog.path)"

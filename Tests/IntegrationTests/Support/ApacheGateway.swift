@@ -88,9 +88,9 @@ struct ApacheGateway {
 /// Starts Apache, a vault holding its password and davgate with the `lazy`
 /// domain in front of it; runs `body`; always cleans up.
 /// `password` replaces Apache's real one in the vault (a wrong one, to test refusals).
-func withApacheGateway(rateLimitKiB: Int? = nil, extraDomain: String = "", password: String = ApacheServer.password,
+func withApacheGateway(rateLimitKiB: Int? = nil, apacheConfig: String = "", extraDomain: String = "", password: String = ApacheServer.password,
                        _ body: (ApacheGateway) async throws -> Void) async throws {
-    let apache = try await ApacheServer(rateLimitKiB: rateLimitKiB)
+    let apache = try await ApacheServer(rateLimitKiB: rateLimitKiB, extraConfig: apacheConfig)
     defer { apache.cleanUp() }
     let (vault, key) = try makeVault()
     defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
