@@ -1,14 +1,18 @@
-// libFuzzer target for the DAVXML parser. Compiled together with
-// Sources/DAVXML/*.swift into one module (see Fuzz/README.md), so the parser's
-// types are in scope without an import.
+// libFuzzer target for the DAVXML parser (Sources/DAVXML, libxml2's SAX2
+// push parser underneath). Built by scripts/fuzz against DAVXML compiled as
+// its own module, as DAVProtocol and the server use it.
+
+import DAVXML
 
 /// Checks, for any input:
 /// - the parser never crashes, leaks or reads out of bounds (ASan);
 /// - feeding in chunks gives the same outcome as feeding all at once
 ///   (except the iconv quirk below);
+/// - a parsed tree stays within the limits it was parsed under (depth, and
+///   elements, attributes and text nodes counted together);
 /// - a parsed tree survives `serialized()` and parses back equal.
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzDAVXML(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+public func fuzzDAVXML(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let limits = XMLLimits(maxBytes: 1 << 16, maxDepth: 32, maxNodes: 2_000)
 
@@ -29,10 +33,12 @@ public func fuzzDAVXML(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
     switch (whole, chunked) {
     case (.success(let a), .success(let b)):
-        precondition(a == b, "chunked parse differs")
+        check(a == b, "chunked parse differs")
+        let (depth, nodes) = measure(a)
+        check(depth <= limits.maxDepth && nodes <= limits.maxNodes, "tree of depth \(depth) with \(nodes) nodes passed \(limits)")
         let again = Result { () throws(XMLParseError) in try XMLDocumentParser.parse(a.serialized(), limits: XMLLimits(maxBytes: 1 << 20, maxDepth: 32, maxNodes: 100_000)) }
         guard case .success(let c) = again, c == a else {
-            preconditionFailure("round trip failed: \(again)")
+            fail("round trip failed: \(again)")
         }
     case (.failure, .failure):
         break
@@ -47,7 +53,25 @@ public func fuzzDAVXML(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // text is still exactly what was sent, so this leniency is harmless.
         break
     default:
-        preconditionFailure("whole \(whole) vs chunked(\(chunk)) \(chunked)")
+        fail("whole \(whole) vs chunked(\(chunk)) \(chunked)")
     }
     return 0
+}
+
+/// The nesting depth of `element` (1 for a leaf) and its nodes as XMLLimits
+/// counts them: elements, attributes and text nodes.
+private func measure(_ element: XMLElement) -> (depth: Int, nodes: Int) {
+    var depth = 1
+    var nodes = 1 + element.attributes.count
+    for child in element.children {
+        switch child {
+        case .element(let inner):
+            let (d, n) = measure(inner)
+            depth = max(depth, d + 1)
+            nodes += n
+        case .text:
+            nodes += 1
+        }
+    }
+    return (depth, nodes)
 }

@@ -14,19 +14,22 @@ struct AbsoluteURL {
     /// The port in effect: explicit, or the scheme's default.
     var effectivePort: Int { port ?? (scheme == "https" ? 443 : 80) }
 
+    /// Delimiters are looked for among the bytes (RFC 3986 section 2.2), not the
+    /// characters: a delimiter after a prepended or before a combining mark is
+    /// part of one Character, and the fragment `a\u{603}#x` would stay in the path.
     init?(_ text: Substring) {
-        guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { return nil }
+        guard let colon = text.utf8.firstIndex(of: UInt8(ascii: ":")), text.utf8[colon...].starts(with: "://".utf8) else { return nil }
         let scheme = text[..<colon].lowercased()
         guard scheme == "http" || scheme == "https" else { return nil }
-        let rest = text[text.index(colon, offsetBy: 3)...]
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        let rest = text[text.utf8.index(colon, offsetBy: 3)...]
+        let authorityEnd = rest.utf8.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? rest.endIndex
         var authority = rest[..<authorityEnd]
-        if let at = authority.lastIndex(of: "@") {
-            authority = authority[authority.index(after: at)...]
+        if let at = authority.utf8.lastIndex(of: UInt8(ascii: "@")) {
+            authority = authority[authority.utf8.index(after: at)...]
         }
         guard let (host, port) = AbsoluteURL.splitHostPort(authority), !host.isEmpty else { return nil }
         var path = rest[authorityEnd...]
-        if let cut = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<cut] }
+        if let cut = path.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) { path = path[..<cut] }
         self.scheme = scheme
         self.host = host
         self.port = port
@@ -37,14 +40,18 @@ struct AbsoluteURL {
     static func splitHostPort(_ authority: Substring) -> (host: String, port: Int?)? {
         var hostPart = authority
         var portPart: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            hostPart = authority[...close]
-            let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { portPart = after.dropFirst() } else if !after.isEmpty { return nil }
-        } else if let colon = authority.lastIndex(of: ":") {
+        if authority.utf8.first == UInt8(ascii: "[") {
+            guard let close = authority.utf8.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            hostPart = authority[..<authority.utf8.index(after: close)]
+            let after = authority[authority.utf8.index(after: close)...]
+            if after.utf8.first == UInt8(ascii: ":") {
+                portPart = after[after.utf8.index(after: after.startIndex)...]
+            } else if !after.isEmpty {
+                return nil
+            }
+        } else if let colon = authority.utf8.lastIndex(of: UInt8(ascii: ":")) {
             hostPart = authority[..<colon]
-            portPart = authority[authority.index(after: colon)...]
+            portPart = authority[authority.utf8.index(after: colon)...]
         }
         var port: Int?
         if let portPart, !portPart.isEmpty {

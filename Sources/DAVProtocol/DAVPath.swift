@@ -82,19 +82,23 @@ public struct DAVPath: Hashable, Sendable, CustomStringConvertible {
     ///   UTF-8 (escaped, or raw and replaced by U+FFFD), a raw `#`, or a target
     ///   that is not absolute.
     public static func parse(requestTarget: String) throws(PathError) -> (path: DAVPath, trailingSlash: Bool) {
-        // The HTTP layer decodes header values (Destination, If) as UTF-8 and
-        // replaces bytes that are not with U+FFFD, so a raw U+FFFD is the
-        // trace of invalid UTF-8 on the wire: refused, never stored as a
-        // name. (A name holding U+FFFD itself arrives escaped, %EF%BF%BD.)
-        if requestTarget.unicodeScalars.contains("\u{FFFD}") { throw .invalidUTF8 }
+        // Delimiters are looked for among the bytes (RFC 3986 section 2.2),
+        // not the characters: `?` or `/` followed by a combining mark is one
+        // Character, and would slip into a name.
         var target = Substring(requestTarget)
-        if let cut = target.firstIndex(of: "?") {
+        if let cut = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             target = target[..<cut]
         }
+        // The HTTP layer decodes header values (Destination, If) as UTF-8 and
+        // replaces bytes that are not with U+FFFD, so a raw U+FFFD in the
+        // path is the trace of invalid UTF-8 on the wire: refused, never
+        // stored as a name. (A name holding U+FFFD itself arrives escaped,
+        // %EF%BF%BD.) The query is not ours to judge.
+        if target.unicodeScalars.contains("\u{FFFD}") { throw .invalidUTF8 }
         // A fragment never belongs in a request target (RFC 9112 section 3.2);
         // cutting it off would turn `DELETE /dir/#frag` into `DELETE /dir/`.
-        if target.contains("#") { throw .fragment }
-        if !target.hasPrefix("/") {
+        if target.utf8.contains(UInt8(ascii: "#")) { throw .fragment }
+        if target.utf8.first != UInt8(ascii: "/") {
             guard let url = AbsoluteURL(target) else { throw .notAbsolute }
             target = url.path
         }
@@ -102,7 +106,7 @@ public struct DAVPath: Hashable, Sendable, CustomStringConvertible {
         for raw in target.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
             segments.append(try decodeSegment(raw))
         }
-        return (DAVPath(normalized: segments), target.hasSuffix("/"))
+        return (DAVPath(normalized: segments), target.utf8.last == UInt8(ascii: "/"))
     }
 
     private static func decodeSegment(_ raw: Substring.UTF8View.SubSequence) throws(PathError) -> String {

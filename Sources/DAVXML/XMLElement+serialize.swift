@@ -62,7 +62,13 @@ private struct NamespaceScope {
         return prefixed(name, declarations: &declarations)
     }
 
+    /// The namespace of `xml:lang` and `xml:space`. The prefix `xml` is bound
+    /// to it by definition, and binding any other prefix to it is an error
+    /// (Namespaces in XML 1.0, section 3), so it is never declared.
+    static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"
+
     mutating func prefixed(_ name: XMLName, declarations: inout String) -> String {
+        if name.namespace == Self.xmlNamespace { return "xml:\(name.local)" }
         if let p = prefixes[name.namespace] { return "\(p):\(name.local)" }
         let p = "x\(counter)"
         counter += 1

@@ -69,6 +69,18 @@ import Testing
         #expect(throws: error) { try DAVPath.parse(requestTarget: target) }
     }
 
+    /// Found by PathFuzz: the query was looked for among Characters, and `?`
+    /// followed by a combining mark (U+031D) is one Character, so the query
+    /// stayed in the name (`f?\u{31D}\u{FFFD}`). The same held for `#`, which
+    /// must be refused, and for the trailing `/`.
+    @Test func delimitersBeforeACombiningMark() throws {
+        let fuzzed = try DAVPath.parse(requestTarget: "/f?\u{31D}\u{FFFD}")
+        #expect(fuzzed.path.segments == ["f"])
+        #expect(fuzzed.trailingSlash == false)
+        #expect(try DAVPath.parse(requestTarget: "/a/?\u{301}x").trailingSlash == true)
+        #expect(throws: PathError.fragment) { try DAVPath.parse(requestTarget: "/a#\u{301}b") }
+    }
+
     @Test(arguments: [
         ["a b"], ["100%"], ["a#b"], ["q?x=1"], ["x,y;z"], ["😀 emoji", "𝄞 clef"],
         ["\"<>\\^`{|}"], ["tab\there", "nl\nthere"], ["ünïcödé"], ["a+b=c&d"], ["[x]"],

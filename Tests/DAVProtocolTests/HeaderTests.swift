@@ -35,6 +35,17 @@ import Testing
         #expect(target == .local(DAVPath(segments: ["litmus", "collé x"]), trailingSlash: true))
     }
 
+    /// Found by DestinationFuzz: AbsoluteURL looked for delimiters among
+    /// Characters, and the prepended U+0603 fuses with the `#` after it, so the
+    /// fragment stayed in the path. Likewise a `/` followed by a combining mark
+    /// did not end the authority, and the path became part of the host.
+    @Test func delimitersInsideCharacters() throws {
+        #expect(try Destination.parse("http://e:80/files/\u{603}#y=", requestHost: "e")
+            == .local(DAVPath(segments: ["files", "\u{603}"]), trailingSlash: false))
+        #expect(try Destination.parse("http://h/\u{301}x/y", requestHost: "h")
+            == .local(DAVPath(segments: ["\u{301}x", "y"]), trailingSlash: false))
+    }
+
     @Test(arguments: [
         ("relative/x", PathError.notAbsolute),
         ("", .notAbsolute),

@@ -92,6 +92,21 @@ import Testing
         #expect(try XMLDocumentParser.parse(parsed.serialized()) == parsed)
     }
 
+    /// Found by DAVXMLFuzz on its seed Fuzz/DAVXMLFuzz/seeds/proppatch-litmus.xml:
+    /// `xml:lang` on a dead property (which RFC 4918 section 4.3 says to keep)
+    /// was written with a generated prefix bound to the XML namespace, which
+    /// Namespaces in XML 1.0 section 3 forbids, so the stored property no
+    /// longer parsed.
+    @Test func xmlLangKeepsItsPrefix() throws {
+        let body = #"<D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><t:lang xmlns:t="urn:x" xml:lang="en-US">text <b>mixed</b></t:lang></D:prop></D:set></D:propertyupdate>"#
+        let parsed = try XMLDocumentParser.parse(body)
+        let property = try #require(parsed.first(.dav("set"))?.first(.dav("prop"))?.elements.first)
+        let stored = property.serialized()
+        #expect(stored.contains(#" xml:lang="en-US""#) && !stored.contains("XML/1998"), "\(stored)")
+        #expect(try XMLDocumentParser.parse(stored) == property)
+        #expect(try XMLDocumentParser.parse(parsed.serialized()) == parsed)
+    }
+
     // MARK: Concurrency
 
     @Test func manyParsersInParallel() async throws {
