@@ -89,15 +89,15 @@ public struct DAVPath: Hashable, Sendable, CustomStringConvertible {
         if let cut = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             target = target[..<cut]
         }
+        // A fragment never belongs in a request target (RFC 9112 section 3.2);
+        // cutting it off would turn `DELETE /dir/#frag` into `DELETE /dir/`.
+        if target.utf8.contains(UInt8(ascii: "#")) { throw .fragment }
         // The HTTP layer decodes header values (Destination, If) as UTF-8 and
         // replaces bytes that are not with U+FFFD, so a raw U+FFFD in the
         // path is the trace of invalid UTF-8 on the wire: refused, never
         // stored as a name. (A name holding U+FFFD itself arrives escaped,
         // %EF%BF%BD.) The query is not ours to judge.
         if target.unicodeScalars.contains("\u{FFFD}") { throw .invalidUTF8 }
-        // A fragment never belongs in a request target (RFC 9112 section 3.2);
-        // cutting it off would turn `DELETE /dir/#frag` into `DELETE /dir/`.
-        if target.utf8.contains(UInt8(ascii: "#")) { throw .fragment }
         if target.utf8.first != UInt8(ascii: "/") {
             guard let url = AbsoluteURL(target) else { throw .notAbsolute }
             target = url.path
