@@ -40,12 +40,8 @@ chown -R www-data:www-data "$APACHE_STORE"
 # ------------------------------------ davgate, the password in its vault
 say "Starting davgate: domain lazy, upstream $UPSTREAM_URL, Apache's password in a davgate vault"
 D="$WORK/davgate"
-mkdir -p "$D/conf" "$D/vault"
-(umask 077; head -c 32 /dev/urandom > "$D/vault/vault.key")
-VAULT_ARGS=(--vault "$D/vault/vault.dgv" --key-file "$D/vault/vault.key")
-"$DAVGATE_BIN" vault init "${VAULT_ARGS[@]}" >/dev/null || die "davgate vault init failed"
-printf '%s' "$APACHE_PASSWORD" | "$DAVGATE_BIN" vault set apache admin --group lazy "${VAULT_ARGS[@]}" >/dev/null \
-    || die "davgate vault set failed"
+mkdir -p "$D/conf"
+davgate_vault_for_apache "$D" lazy
 # log_level info: davgate logs each fetch over 1 MiB with its rate.
 cat > "$D/conf/davgate.toml" <<EOF
 [server]

@@ -1,16 +1,19 @@
 # scripts/lib/bench.sh: helpers shared by both modes of scripts/bench
 # (sourced, not run). Expects REPO (the repository) and REV (empty or a git
 # revision) to be set; sets WORK (the scratch folder) when sourced, and the
-# EXIT trap that stops everything started and removes WORK.
+# EXIT trap that stops everything started and removes WORK. Also used by
+# scripts/soak (PROG names the script in messages; a function named
+# before_cleanup, when defined, runs first in the trap, e.g. to keep logs).
 
+PROG=${PROG:-bench}
 say() { printf '\n== %s\n' "$*" >&2; }
 note() { printf '   %s\n' "$*" >&2; }
-die() { echo "bench: $*" >&2; exit 1; }
+die() { echo "$PROG: $*" >&2; exit 1; }
 
 APACHE_MODULES=/usr/lib/apache2/modules
 
 # ------------------------------------------------- scratch folder, cleanup
-WORK=$(mktemp -d /tmp/davgate-bench.XXXXXX)
+WORK=$(mktemp -d "/tmp/davgate-$PROG.XXXXXX")
 chmod 755 "$WORK"            # Apache's workers (www-data) must reach their DAV root
 DAVGATE_PID=""
 RCLONE_PID=""
@@ -30,6 +33,7 @@ stop_pid() {
 cleanup() {
     local status=$?
     trap - EXIT INT TERM
+    if declare -F before_cleanup >/dev/null; then before_cleanup || true; fi
     for pid in "${BACKGROUND[@]}"; do kill "$pid" 2>/dev/null || true; done
     stop_pid "$DAVGATE_PID"
     stop_pid "$RCLONE_PID"
@@ -50,7 +54,7 @@ arm_watchdog() {
         trap 'kill "$nap" 2>/dev/null; exit 0' TERM
         sleep "$limit" & nap=$!
         wait "$nap"
-        echo "bench: watchdog: over ${limit}s, stopping" >&2
+        echo "$PROG: watchdog: over ${limit}s, stopping" >&2
         pkill -TERM -P "$main" 2>/dev/null   # its running curl/wrk, so the trap runs now
         kill -TERM "$main"
     ) &
@@ -228,6 +232,40 @@ EOF
     fi
     APACHE_CA="$A/cert.pem"
     APACHE_STORE="$A/dav"
+}
+
+# stop_apache: SIGTERM to the parent (which cuts what its children are
+# serving), waits until it is gone, SIGKILL to its process group after 5 s.
+stop_apache() {
+    local pid
+    pid=$(cat "$APACHE_PIDFILE" 2>/dev/null) || return 0
+    [[ -n "$pid" ]] || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL -- "-$pid" 2>/dev/null || true
+    rm -f "$APACHE_PIDFILE"
+}
+
+# start_apache_again [PLAIN-PORT]: starts the Apache of start_apache again
+# with the same configuration, port and files; waits until it answers.
+start_apache_again() {
+    local A="$WORK/apache" plain_port=${1:-}
+    apache2 -f "$A/httpd.conf" -k start || { tail -n 20 "$A/error.log" >&2; return 1; }
+    wait_for_port "$APACHE_PORT" || return 1
+    if [[ -n "$plain_port" ]]; then wait_for_port "$plain_port" http || return 1; fi
+}
+
+# davgate_vault_for_apache DIR GROUP: a davgate vault in DIR/vault (its key
+# file beside it) holding Apache's password as service "apache", account
+# "admin", in GROUP. Sets VAULT_ARGS (--vault, --key-file).
+davgate_vault_for_apache() {
+    local dir=$1 group=$2
+    mkdir -p "$dir/vault"
+    (umask 077; head -c 32 /dev/urandom > "$dir/vault/vault.key")
+    VAULT_ARGS=(--vault "$dir/vault/vault.dgv" --key-file "$dir/vault/vault.key")
+    "$DAVGATE_BIN" vault init "${VAULT_ARGS[@]}" >/dev/null || die "davgate vault init failed"
+    printf '%s' "$APACHE_PASSWORD" | "$DAVGATE_BIN" vault set apache admin --group "$group" "${VAULT_ARGS[@]}" >/dev/null \
+        || die "davgate vault set failed"
 }
 
 # --------------------------------------------------------------- test data
