@@ -25,23 +25,39 @@ extension Provider {
     }
 
     private func removeBoth(_ target: Item, at path: ItemPath) async throws {
+        try await replace(target, at: path) {}
+    }
+
+    /// Removes `target` upstream, then runs `replacement` (the MOVE or COPY
+    /// taking its place), and forgets `target` here only once both went
+    /// through. A target that no upload can have reached is not asked of
+    /// the upstream at all (read again: one in flight may have landed
+    /// meanwhile), so a DELETE of it works with the upstream down; and if
+    /// the replacement then fails, its index row, journal and content are
+    /// all still here: an acknowledged write is never lost to a failed
+    /// MOVE onto it (found by scripts/soak with Apache restarting).
+    private func replace<T>(_ target: Item, at path: ItemPath, with replacement: () async throws -> T) async throws -> T {
+        var result: T?
         try await withUploadsHeld(under: target) {
-            // A file written here that no upload can have reached (read
-            // again: one in flight may have landed meanwhile) is not asked
-            // of the upstream, so this works with the upstream down.
-            if let current = try await index.item(id: target.id), !current.isFolder, current.dirty, current.upstreamVersion == nil,
-               !(try await index.uploadMayHaveReached(target.id)) {
-                return
+            let localOnly: Bool
+            if let current = try await index.item(id: target.id), !current.isFolder, current.dirty, current.upstreamVersion == nil {
+                localOnly = !(try await index.uploadMayHaveReached(target.id))
+            } else {
+                localOnly = false
             }
-            do {
-                try await store.delete(path)
-            } catch UpstreamError.notFound {
-                // Already gone upstream: the index catches up.
-            } catch let error as UpstreamError {
-                throw ProviderError.upstream(error)
+            if !localOnly {
+                do {
+                    try await store.delete(path)
+                } catch UpstreamError.notFound {
+                    // Already gone upstream: the index catches up.
+                } catch let error as UpstreamError {
+                    throw ProviderError.upstream(error)
+                }
             }
+            result = try await replacement()
         }
         cache.remove(try await index.delete(id: target.id))
+        return result!
     }
 
     /// Moves an item; with `overwrite` an existing destination is deleted
@@ -52,8 +68,8 @@ extension Provider {
             let (moving, parent, existing) = try await prepareTransfer(from: source, to: destination, overwrite: overwrite)
             // Pending writes reach the upstream under the old name first.
             try await flushUploads(under: moving)
-            if let existing { try await removeBoth(existing, at: destination) }
-            let entry = try await upstream { try await store.move(source, to: destination) }
+            let move = { try await self.upstream { try await self.store.move(source, to: destination) } }
+            let entry = if let existing { try await replace(existing, at: destination, with: move) } else { try await move() }
             let moved = try await index.move(id: moving.id, to: parent.id, name: destination.last!, entry: entry)
             return (moved, existing != nil)
         }
@@ -65,8 +81,8 @@ extension Provider {
         try await mutate {
             let (original, parent, existing) = try await prepareTransfer(from: source, to: destination, overwrite: overwrite)
             try await flushUploads(under: original)
-            if let existing { try await removeBoth(existing, at: destination) }
-            let entry = try await upstream { try await store.copy(source, to: destination, recursive: recursive) }
+            let copying = { try await self.upstream { try await self.store.copy(source, to: destination, recursive: recursive) } }
+            let entry = if let existing { try await replace(existing, at: destination, with: copying) } else { try await copying() }
             let copy = try await index.insert(entry, parent: parent.id, domain: domain, listed: original.isFolder && !recursive)
             try await index.copyDeadProperties(from: original.id, to: copy.id)
             if recursive && original.isFolder {

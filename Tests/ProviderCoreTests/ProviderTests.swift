@@ -11,14 +11,14 @@ struct Fixture {
     let store: FaultyStore
     let provider: Provider
 
-    init(ttl: TimeInterval = 0) throws {
+    init(ttl: TimeInterval = 0, writeMode: WriteMode = .through) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("pc-\(UUID().uuidString)")
         upstream = root.appendingPathComponent("upstream")
         try FileManager.default.createDirectory(at: upstream, withIntermediateDirectories: true)
         store = FaultyStore(root: upstream)
         let index = try MetadataIndex(file: root.appendingPathComponent("index.sqlite"))
         provider = try Provider(domain: "files", store: store, index: index, cacheFolder: root.appendingPathComponent("cache"),
-                                listingTTL: ttl, logger: Logger(label: "test"))
+                                listingTTL: ttl, writeMode: writeMode, logger: Logger(label: "test"))
     }
 
     func write(_ text: String, _ name: String) throws {
@@ -36,6 +36,34 @@ struct Fixture {
 
 @Suite("Provider core over a real index and directory")
 struct ProviderTests {
+    @Test("a MOVE or COPY onto a file written here and never uploaded, refused by the upstream, keeps that file: bytes, row and journal")
+    func failedOverwriteKeepsTheLocalWrite() async throws {
+        let f = try Fixture(ttl: 60, writeMode: .back)
+        defer { f.cleanUp() }
+        try f.write("upstream b", "b.txt")
+        _ = try await f.put("ours, never uploaded", at: ["a.txt"])
+        for operation in ["move", "copy"] {
+            f.store.failing.withLockedValue { $0 = [operation: .unreachable("refused")] }
+            await #expect(throws: ProviderError.upstream(.unreachable("refused"))) {
+                if operation == "move" {
+                    _ = try await f.provider.move(from: ["b.txt"], to: ["a.txt"], overwrite: true)
+                } else {
+                    _ = try await f.provider.copy(from: ["b.txt"], to: ["a.txt"], recursive: false, overwrite: true)
+                }
+            }
+            let a = try #require(try await f.provider.item(at: ["a.txt"]), "\(operation): the destination is still here")
+            #expect(a.dirty)
+            #expect(try String(contentsOf: try await f.provider.contents(of: a, at: ["a.txt"]).file, encoding: .utf8) == "ours, never uploaded")
+            #expect(try await f.provider.index.pendingUploads(domain: "files") == 1, "\(operation): its upload still waits")
+            #expect(try await f.provider.item(at: ["b.txt"]) != nil)
+        }
+        f.store.failing.withLockedValue { $0 = [:] }
+        _ = try await f.provider.move(from: ["b.txt"], to: ["a.txt"], overwrite: true)
+        let a = try #require(try await f.provider.item(at: ["a.txt"]))
+        #expect(try String(contentsOf: try await f.provider.contents(of: a, at: ["a.txt"]).file, encoding: .utf8) == "upstream b")
+        #expect(try await f.provider.index.pendingUploads(domain: "files") == 0, "the replaced write's upload went with it")
+    }
+
     @Test("listing creates placeholders without fetching content")
     func placeholders() async throws {
         let f = try Fixture()
