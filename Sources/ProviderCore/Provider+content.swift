@@ -100,6 +100,7 @@ extension Provider {
     func keepBoth(_ file: URL, at path: ItemPath, parent: Item) async throws -> WriteOutcome {
         let copyPath = Array(path.dropLast()) + [Self.conflictName(for: path.last!, at: Date(), maxBytes: store.nameRules.maxNameBytes)]
         let entry = try await upstream { try await store.upload(file, to: copyPath, expecting: .absent) }
+        await upstreamChanged()
         metrics.uploads.increment()
         metrics.uploadedBytes.increment(by: entry.size)
         metrics.conflicts.increment()

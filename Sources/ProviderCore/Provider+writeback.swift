@@ -167,6 +167,7 @@ extension Provider {
                 let uploaded: UpstreamEntry
                 do {
                     uploaded = try await upstream { try await store.upload(file, to: path, expecting: basis, progress: progress) }
+                    await upstreamChanged()
                 } catch ProviderError.upstream(.versionMismatch) {
                     let now = try await upstream { try await store.stat(path) }
                     // Gone upstream, and this edit was of what was there. (A new
@@ -175,6 +176,7 @@ extension Provider {
                     if now == nil, entry.basis != nil {
                         logger.warning("deleted upstream while edited here; created again", metadata: ["path": "\(Self.display(path))"])
                         uploaded = try await upstream { try await store.upload(file, to: path, expecting: .absent) }
+                        await upstreamChanged()
                         cache.removeOutbox(try await index.completeUpload(entry, uploaded: uploaded))
                         return
                     }

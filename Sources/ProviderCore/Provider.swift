@@ -55,6 +55,14 @@ public final class Provider: Sendable {
     /// Bumped by every namespace change; a listing fetched while it moved is
     /// not applied, so a refresh can never undo a concurrent change.
     let generation = NIOLockedValueBox<UInt64>(0)
+    /// A refresh's check of the generation with the application of its
+    /// listing, and an upload's bump of it once the upstream took the
+    /// bytes, one at a time: a listing read before an upload landed is
+    /// either applied before the upload is recorded or not at all, so it can
+    /// never set an item back to the version before davgate's own upload
+    /// (whose next write would then conflict with that upload; found by
+    /// scripts/soak).
+    let listingApplication = AsyncMutex()
 
     public init(domain: String, store: any UpstreamStore, index: MetadataIndex, cacheFolder: URL, listingTTL: TimeInterval,
                 revalidation: Revalidation = .listing, trustFolderVersions: Bool = false,
@@ -142,10 +150,12 @@ public final class Provider: Sendable {
                 logger.warning("listing refresh failed, serving the last known listing", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
                 return true
             }
-            guard before == generation.withLockedValue({ $0 }) else { return true }
-            let stale = try await index.applyListing(folder: folder.id, domain: domain, entries: listing.entries,
-                                                     version: trustFolderVersions ? listing.version : nil)
-            cache.remove(stale)
+            try await listingApplication.withLock {
+                guard before == generation.withLockedValue({ $0 }) else { return }
+                let stale = try await index.applyListing(folder: folder.id, domain: domain, entries: listing.entries,
+                                                         version: trustFolderVersions ? listing.version : nil)
+                cache.remove(stale)
+            }
             return true
         }
     }
@@ -165,6 +175,12 @@ public final class Provider: Sendable {
             defer { generation.withLockedValue { $0 &+= 1 } }
             return try await body()
         }
+    }
+
+    /// Called once the upstream took an upload outside a namespace change
+    /// (which bumps the generation itself), before the index records it.
+    func upstreamChanged() async {
+        try? await listingApplication.withLock { generation.withLockedValue { $0 &+= 1 } }
     }
 
     /// A path as logs show it.

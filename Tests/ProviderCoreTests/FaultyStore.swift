@@ -22,9 +22,15 @@ final class FaultyStore: UpstreamStore {
         if let error = failing.withLockedValue({ $0[operation] }) { throw error }
     }
 
+    /// How long a listing waits after reading the folder before it answers:
+    /// a listing read before some change and delivered after it.
+    let listLinger = NIOLockedValueBox<Duration>(.zero)
+
     func list(_ folder: ItemPath) async throws -> [UpstreamEntry] {
         try check("list")
-        return try await base.list(folder)
+        let entries = try await base.list(folder)
+        try await Task.sleep(for: listLinger.withLockedValue { $0 })
+        return entries
     }
     func stat(_ path: ItemPath) async throws -> UpstreamEntry? { try await base.stat(path) }
     func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,

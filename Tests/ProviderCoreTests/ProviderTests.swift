@@ -11,14 +11,14 @@ struct Fixture {
     let store: FaultyStore
     let provider: Provider
 
-    init(ttl: TimeInterval = 0, writeMode: WriteMode = .through) throws {
+    init(ttl: TimeInterval = 0, writeMode: WriteMode = .through, uploads: UploadPolicy = UploadPolicy()) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("pc-\(UUID().uuidString)")
         upstream = root.appendingPathComponent("upstream")
         try FileManager.default.createDirectory(at: upstream, withIntermediateDirectories: true)
         store = FaultyStore(root: upstream)
         let index = try MetadataIndex(file: root.appendingPathComponent("index.sqlite"))
         provider = try Provider(domain: "files", store: store, index: index, cacheFolder: root.appendingPathComponent("cache"),
-                                listingTTL: ttl, writeMode: writeMode, logger: Logger(label: "test"))
+                                listingTTL: ttl, writeMode: writeMode, uploads: uploads, logger: Logger(label: "test"))
     }
 
     func write(_ text: String, _ name: String) throws {
@@ -36,6 +36,32 @@ struct Fixture {
 
 @Suite("Provider core over a real index and directory")
 struct ProviderTests {
+    @Test("a listing read before a write-back upload landed and delivered after it does not set the file back: the next write is no conflict with our own upload")
+    func staleListingAfterUpload() async throws {
+        let f = try Fixture(ttl: 0, writeMode: .back, uploads: UploadPolicy(quietDelay: 0))
+        defer { f.cleanUp() }
+        try f.write("v0", "a.txt")
+        let root = try await f.provider.root()
+        try await f.provider.refreshIfStale(root)
+        _ = try await f.put("v1", at: ["a.txt"])
+        f.store.listLinger.withLockedValue { $0 = .milliseconds(1500) }
+        async let refreshed = f.provider.refreshIfStale(try await f.provider.root())   // reads v0, answers late
+        try await Task.sleep(for: .milliseconds(200))
+        let uploader = Task { await f.provider.runUploads() }
+        defer { uploader.cancel() }
+        while try await f.provider.index.pendingUploads(domain: "files") > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        _ = try await refreshed
+        f.store.listLinger.withLockedValue { $0 = .zero }
+
+        let upstream = try #require(try await f.store.stat(["a.txt"]))
+        let item = try #require(try await f.provider.index.child(of: root.id, named: "a.txt"))
+        #expect(item.upstreamVersion == upstream.version, "the index knows the version davgate uploaded")
+        _ = try await f.put("v2", at: ["a.txt"])
+        while try await f.provider.index.pendingUploads(domain: "files") > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.path) == ["a.txt"], "no conflict copy")
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("a.txt"), encoding: .utf8) == "v2")
+    }
+
     @Test("a MOVE or COPY onto a file written here and never uploaded, refused by the upstream, keeps that file: bytes, row and journal")
     func failedOverwriteKeepsTheLocalWrite() async throws {
         let f = try Fixture(ttl: 60, writeMode: .back)
