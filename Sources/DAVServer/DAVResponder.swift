@@ -75,7 +75,7 @@ struct DAVResponder: HTTPResponder {
         }
         let parsed: (path: DAVPath, trailingSlash: Bool)
         do {
-            parsed = try DAVPath.parse(requestTarget: request.head.path ?? "/")
+            parsed = try DAVPath.parse(requestTarget: target)
         } catch {
             throw DAVError.badRequest("invalid request path (\(error)): paths may not contain '..', '.', encoded slashes or NUL")
         }
