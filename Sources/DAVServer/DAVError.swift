@@ -62,6 +62,10 @@ struct DAVError: Error {
         case .local(let m): self.init(.internalServerError, "local storage failed: \(m)")
         case .nameRefused(let violation):
             self = DAVError.nameRefused(violation, inDestination: false)
+        case .locked(let domain, let root, let isFolder):
+            self = DAVError.locked(rootHref: DAVPath(segments: [domain] + root).href(collection: isFolder))
+        case .conditionChanged:
+            self.init(.preconditionFailed, error.description)
         case .dirtyBudgetExceeded, .localNoSpace:
             self.init(.init(code: 507, reasonPhrase: "Insufficient Storage"), error.description)
         case .upstream(let u):

@@ -28,7 +28,12 @@ extension Provider {
                         depthInfinity: depthInfinity && item.isFolder, exclusive: exclusive, ownerXML: ownerXML,
                         principal: principal, timeout: timeout, expires: timeout.map { now.addingTimeInterval(TimeInterval($0)) },
                         createdItem: createdItem)
-        try await index.insertLock(lock, ancestry: try await index.ancestry(of: item.id), now: now)
+        // Granted under the coordination: a write committing now either
+        // landed before (the lock covers what it wrote) or sees this lock
+        // and is refused; never granted and then overwritten.
+        try await coordinated {
+            try await index.insertLock(lock, ancestry: try await index.ancestry(of: item.id), now: now)
+        }
         if let mirror = lockMirror, Self.mirrors(item, exclusive: exclusive, createdItem: createdItem) {
             // Taken here first: the local exclusive lock keeps a second
             // davgate client from asking upstream too.

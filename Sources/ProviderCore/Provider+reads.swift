@@ -124,10 +124,11 @@ extension Provider {
                 try cache.install(temporary, for: item.id)
                 return cache.file(for: item.id)
             }
-            _ = try await index.markCached(id: item.id, version: entry.version)
+            let marked = try await index.markCached(id: item.id, version: entry.version)
             contentAdded(item.id)
-            var fetched = head
-            fetched.cachedVersion = entry.version
+            // As recorded: the state machine's materialized, or the head
+            // when the row moved on meanwhile (these bytes stay unused).
+            let fetched = marked ? try await index.item(id: item.id) ?? head : head
             logFetch(path, bytes: entry.size, since: started)
             metrics.fetches.increment()
             metrics.fetchedBytes.increment(by: entry.size - present.byteCount)
@@ -212,7 +213,7 @@ extension Provider {
     /// a reader announces anything.
     private func accept(_ entry: UpstreamEntry, for item: Item) async throws -> Item {
         guard entry.version != item.upstreamVersion || entry.size != item.size else { return item }
-        return try await index.updateContent(id: item.id, entry: entry, cachedVersion: nil)
+        return try await index.updateContent(id: item.id, entry: entry, event: .upstreamChanged)
     }
 
     /// After a fetch refused another version's bytes: the index learns the

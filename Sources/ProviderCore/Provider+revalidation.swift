@@ -31,7 +31,7 @@ extension Provider {
         }
         guard entry.version != item.upstreamVersion || entry.size != item.size else { return item }
         logger.info("changed upstream; the cached copy is dropped", metadata: ["path": "\(Self.display(path))"])
-        let updated = try await index.updateContent(id: item.id, entry: entry, cachedVersion: nil)
+        let updated = try await index.updateContent(id: item.id, entry: entry, event: .upstreamChanged)
         cache.remove([item.id])
         return updated
     }

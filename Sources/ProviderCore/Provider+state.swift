@@ -1,64 +1,56 @@
 import NIOConcurrencyHelpers
 
-/// Where an item's content is, as a user would want to see it (the File
-/// Provider's download state).
-public enum ContentState: String, Sendable {
-    /// In the upstream only: listed with its metadata, fetched on first read.
-    case placeholder
-    /// Being fetched from the upstream right now.
-    case fetching
-    /// Some ranges are local (read with Range), the rest still upstream.
-    case partial
-    /// The current version is in the local cache.
-    case materialized
-    /// Written here, waiting in the journal for its upload (write-back).
-    case modified
-    /// Being uploaded right now.
-    case uploading
-    /// Its upload was given up after `upload_max_age`: kept here, reported.
-    case failed
-    case folder
-}
-
+/// Items' states as clients see them: the stored state from the row with
+/// what is in flight now (a download, a sparse file, an upload) replayed
+/// over it through the state machine, so `g:state`, the browser listing,
+/// `davgate status` and eviction all read one answer.
 extension Provider {
-    public func contentState(of item: Item) -> ContentState {
-        if item.isFolder { return .folder }
-        if item.dirty { return .modified }
-        if item.isMaterialized { return .materialized }
-        return fetches.withLockedValue { table in
-            if table.whole[item.id] != nil { return .fetching }
-            if let sparse = table.sparse[item.id], sparse.holds(item), !sparse.present.isEmpty { return .partial }
-            return .placeholder
+    /// What is in flight for one item, from the provider's in-memory tables.
+    private func activity(of item: Item) -> [ItemStateMachine.Event] {
+        var events: [ItemStateMachine.Event] = []
+        fetches.withLockedValue { table in
+            if let sparse = table.sparse[item.id], sparse.holds(item), !sparse.present.isEmpty {
+                events.append(.rangeFetched(bytesLocal: sparse.present.byteCount))
+            }
+            if table.whole[item.id] != nil { events.append(.fetchStarted) }
         }
+        if let progress = uploadProgress.withLockedValue({ $0[item.id] }) {
+            events.append(.uploadStarted)
+            events.append(.uploadProgressed(bytesSent: progress.bytesSent))
+        }
+        return events
     }
 
-    /// The states of a page of items, with what only the journal knows
-    /// (an upload given up) and what is being uploaded now.
-    public func contentStates(of items: [Item]) async throws -> [Int64: ContentState] {
-        let failed = Set(try await index.latestEntries(of: items.filter(\.dirty).map(\.id)).filter(\.failed).map(\.itemID))
-        let uploading = Set(uploadProgress.withLockedValue { $0.keys })
-        var states: [Int64: ContentState] = [:]
-        for item in items {
-            states[item.id] = failed.contains(item.id) ? .failed
-                : item.dirty && uploading.contains(item.id) ? .uploading : contentState(of: item)
+    /// The item's state now.
+    public func state(of item: Item) -> ItemState {
+        var machine = ItemStateMachine(stored: item.state)
+        for event in activity(of: item) {
+            // In flight for a version the row no longer has (a download
+            // finishing as a write lands): the row is the answer.
+            do { try machine.handle(event) } catch { return item.state.state }
         }
-        return states
+        return machine.state
     }
 
-    /// The bytes of the item's current content that are local: all of them
-    /// when materialized, the fetched ranges when partly local.
-    public func bytesCached(of item: Item) -> Int64 {
-        if item.isFolder { return 0 }
-        if item.isMaterialized { return item.size }
-        return fetches.withLockedValue { table in
-            guard let sparse = table.sparse[item.id], sparse.holds(item) else { return 0 }
-            return sparse.present.byteCount
-        }
+    /// The states of a page of items.
+    public func states(of items: [Item]) -> [Int64: ItemState] {
+        Dictionary(uniqueKeysWithValues: items.map { ($0.id, state(of: $0)) })
     }
 
-    /// Whether the item is the kept-both copy of a conflicting edit (it
-    /// carries the `g:conflict-of` property naming the file it conflicts with).
-    public static func isConflictCopy(_ properties: [DeadProperty]) -> Bool {
-        properties.contains { $0.namespace == namespace && $0.name == "conflict-of" }
+    /// How many of the domain's items are in each state (folders but the
+    /// root counted as `folder`): the stored counts from the index, with
+    /// the few items in flight moved to their transient state.
+    public func stateCounts() async throws -> [ItemState.Name: Int] {
+        var counts = try await index.storedStateCounts(domain: domain)
+        let busy = Set(fetches.withLockedValue { Array($0.whole.keys) + Array($0.sparse.keys) })
+            .union(uploadProgress.withLockedValue { $0.keys })
+        for id in busy {
+            guard let item = try await index.item(id: id) else { continue }
+            let now = state(of: item)
+            guard now.name != item.state.state.name else { continue }
+            counts[item.state.state.name, default: 0] -= 1
+            counts[now.name, default: 0] += 1
+        }
+        return counts.filter { $0.value > 0 }
     }
 }

@@ -67,13 +67,16 @@ extension DomainStatus {
     public static let queueLimit = 50
 
     /// What the index and the cache folder tell about a domain: the running
-    /// server adds its upstream's health and the uploads' progress, and
+    /// server adds its upstream's health, the uploads' progress and the
+    /// states in flight (`Provider.stateCounts`), and
     /// `davgate status --offline` reads the same from the state folder alone.
     public static func read(domain: String, upstream: String, index: MetadataIndex, cacheFolder: URL,
-                            health: UpstreamHealth.Snapshot, sent: [Int64: Int64] = [:]) async throws -> DomainStatus {
-        let counts = try await index.counts(domain: domain)
+                            health: UpstreamHealth.Snapshot, sent: [Int64: Int64] = [:],
+                            states: [ItemState.Name: Int]? = nil) async throws -> DomainStatus {
+        let stateCounts = if let states { states } else { try await index.storedStateCounts(domain: domain) }
+        let counts = MetadataIndex.ItemCounts(states: stateCounts, bytesListed: try await index.bytesListed(domain: domain))
         var conflicts: [Conflict] = []
-        for id in try await index.items(withProperty: Provider.namespace, "conflict-of", domain: domain) {
+        for id in try await index.items(in: .conflict, domain: domain) {
             conflicts.append(.init(path: Provider.display(try await index.path(of: id))))
         }
         let cacheUse = try await blocking { ContentCache.usage(of: cacheFolder) }
@@ -100,6 +103,6 @@ extension Provider {
     public func status() async throws -> DomainStatus {
         let sent = uploadProgress.withLockedValue { $0.mapValues(\.bytesSent) }
         return try await DomainStatus.read(domain: domain, upstream: store.displayName, index: index, cacheFolder: cache.folder,
-                                           health: health.snapshot, sent: sent)
+                                           health: health.snapshot, sent: sent, states: try await stateCounts())
     }
 }

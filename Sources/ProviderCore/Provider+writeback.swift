@@ -34,23 +34,21 @@ extension Provider {
     /// Write-back: the fsynced body moves into the outbox, the item and its
     /// journal row commit in one transaction, and the cache takes the same
     /// inode. Acknowledged from then on; the upload comes later.
-    func recordWrite(_ file: URL, at path: ItemPath, parent: Item, existing: Item?) async throws -> WriteOutcome {
-        var st = stat()
-        guard lstat(file.path, &st) == 0 else { throw ProviderError.local("the written file vanished") }
-        let modified = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec) + TimeInterval(st.st_mtim.tv_nsec) / 1e9)
+    func recordWrite(_ request: WriteRequest, parent: Item, existing: Item?) async throws -> WriteOutcome {
         if let budget = uploads.dirtyBudget {
             // What an item's newer write replaces no longer counts.
             let pending = try await index.newestEntries(domain: domain)
                 .filter { $0.itemID != existing?.id }.reduce(0) { $0 + $1.size }
-            guard pending + Int64(st.st_size) <= budget else {
+            guard pending + request.size <= budget else {
                 throw ProviderError.dirtyBudgetExceeded(pending: pending, budget: budget)
             }
         }
-        let name = try cache.moveToOutbox(file)
+        let name = try cache.moveToOutbox(request.file)
         let item: Item
         do {
-            item = try await index.recordLocalWrite(existing: existing, parent: parent.id, domain: domain, name: path.last!,
-                                                    size: Int64(st.st_size), modified: modified, file: name)
+            item = try await index.recordLocalWrite(existing: existing, parent: parent.id, domain: domain, name: request.path.last!,
+                                                    size: request.size, modified: request.modified ?? Date(), file: name,
+                                                    checksum: request.checksum)
         } catch {
             cache.removeOutbox([name])
             throw error

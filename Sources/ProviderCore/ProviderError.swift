@@ -18,6 +18,12 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
     case localNoSpace
     /// The upstream cannot hold this name (too long, or a control character).
     case nameRefused(NameViolation)
+    /// A lock covers the target whose token the writer did not submit
+    /// (423, naming the lock's root), perhaps granted while its body arrived.
+    case locked(domain: String, root: ItemPath, isFolder: Bool)
+    /// The content changed between the request's conditions and its
+    /// commit (412): judged again, they might not hold.
+    case conditionChanged
 
     public var description: String {
         switch self {
@@ -32,6 +38,8 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(pending) bytes already wait for upload (dirty_budget \(budget)); try again once the upstream caught up"
         case .localNoSpace: "the cache's disk is full; nothing was stored"
         case .nameRefused(let violation): violation.description
+        case .locked(_, let root, _): "locked: a lock on /\(root.joined(separator: "/")) was not submitted"
+        case .conditionChanged: "the resource changed while the request was received; its conditions no longer hold"
         }
     }
 }

@@ -81,7 +81,8 @@ struct StatusCommand: AsyncParsableCommand {
             lines.append("")
             lines.append("\(domain.name): \(domain.upstream)")
             lines.append("  upstream:  \(health)")
-            lines.append("  items:     \(domain.items.files) files (\(bytes(domain.items.bytesListed))), \(domain.items.folders) folders, \(domain.items.materialized) files local")
+            lines.append("  items:     \(domain.items.files) files (\(bytes(domain.items.bytesListed))), \(domain.items.folders) folders, \(domain.items.local) files local")
+            lines.append("  states:    \(domain.items.stateSummary)")
             lines.append("  cache:     \(bytes(domain.cache.bytes)) in \(domain.cache.files) files")
             lines.append("  uploads:   \(domain.uploads.inFlight) running, \(domain.uploads.pending) pending (\(bytes(domain.uploads.pendingBytes))), \(domain.uploads.failed.count) failed")
             lines += domain.uploads.queue.map { "    \($0.path): \($0.summary)" }

@@ -28,7 +28,7 @@ struct Fixture {
     func put(_ text: String, at path: ItemPath) async throws -> Item {
         let file = provider.newWriteFile()
         try text.write(to: file, atomically: false, encoding: .utf8)
-        return try await provider.commitWrite(file, at: path).item
+        return try await provider.write(WriteRequest(path: path, file: file, size: Int64(text.utf8.count), conditions: .unconditional)).item
     }
 
     func cleanUp() { try? FileManager.default.removeItem(at: root) }

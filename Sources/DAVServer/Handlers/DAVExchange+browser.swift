@@ -32,10 +32,8 @@ extension DAVExchange {
                     let page = try await provider.children(of: folder, after: after)
                     guard let last = page.last else { break }
                     after = last.name
-                    let dead = try await provider.deadProperties(of: page)
-                    let states = try await provider.contentStates(of: page)
                     for child in page {
-                        let state = Provider.isConflictCopy(dead[child.id] ?? []) ? "conflict" : (states[child.id] ?? .placeholder).rawValue
+                        let state = provider.state(of: child).name.rawValue
                         out.writeString(BrowserPage.row(name: child.name, href: exchange.href(exchange.itemPath + [child.name], isFolder: child.isFolder),
                                                         isFolder: child.isFolder, size: child.size, modified: child.modified, state: state))
                         count += 1

@@ -33,8 +33,7 @@ extension DAVExchange {
             guard !itemPath.isEmpty, let parent = try await provider.item(at: Array(itemPath.dropLast())), parent.isFolder else {
                 throw DAVError(ProviderError.parentMissing)
             }
-            try await requireLockTokens(for: parent, provider: provider, submitted: submitted)
-            item = try await provider.createEmptyFile(at: itemPath)
+            item = try await provider.createEmptyFile(at: itemPath, conditions: writeConditions(submitted: submitted, judging: nil))
             created = true
         }
         let lock: Lock

@@ -72,17 +72,15 @@ extension DAVExchange {
         let wantsState = query.names(LiveProperty.state.name, LiveProperty.bytesCached.name)
         let needsDead: Bool
         switch query {
-        case .prop(let names): needsDead = wantsState || names.contains { LiveProperty.byName[$0] == nil }
+        case .prop(let names): needsDead = names.contains { LiveProperty.byName[$0] == nil }
         default: needsDead = true
         }
         let dead = needsDead ? try await provider.deadProperties(of: items.map(\.0)) : [:]
         var context = PropertyContext(quota: quota)
         if wantsState {
-            let files = items.map(\.0).filter { !$0.isFolder }
-            let states = try await provider.contentStates(of: files)
-            for item in files {
-                let state = Provider.isConflictCopy(dead[item.id] ?? []) ? "conflict" : (states[item.id] ?? .placeholder).rawValue
-                context.contents[item.id] = (state, provider.bytesCached(of: item))
+            for item in items.map(\.0) where !item.isFolder {
+                let state = provider.state(of: item)
+                context.contents[item.id] = (state.name.rawValue, state.bytesLocal(size: item.size))
             }
         }
         if hasLocks && query.names(LiveProperty.lockdiscovery.name) {

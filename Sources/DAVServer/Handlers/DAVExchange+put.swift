@@ -1,4 +1,5 @@
 import CoreMetrics
+import Foundation
 import DAVProtocol
 import DAVXML
 import HTTPTypes
@@ -32,7 +33,10 @@ extension DAVExchange {
         var lockCreated = false
         if let existing { lockCreated = try await provider.isLockCreatedPlaceholder(existing) }
         try checkWriteConditions(existing, newForIfNoneMatch: lockCreated)
-        try await requireLockTokens(for: existing ?? parent, provider: provider, submitted: submitted)
+        // Checked now to refuse before the body, and again by the provider
+        // when it commits: a LOCK granted while the body arrives wins.
+        let conditions = writeConditions(submitted: submitted, judging: existing)
+        try await provider.check(conditions, target: existing, parent: parent)
         // Finder sends chunked bodies with the real length here.
         let expected = headers[.init("X-Expected-Entity-Length")!].flatMap(Int64.init)
         let ownCloud = try OwnCloudPut(headers)
@@ -53,12 +57,14 @@ extension DAVExchange {
             throw DAVError.badRequest("received \(written) bytes but X-Expected-Entity-Length announced \(expected); nothing was stored")
         }
         do {
-            try ownCloud.check(body, file: file)
+            try ownCloud.check(body)
         } catch {
             provider.discardWrite(file)
             throw error
         }
-        let outcome = try await provider.commitWrite(file, at: itemPath, checksum: body.checksum)
+        let outcome = try await provider.write(WriteRequest(
+            path: itemPath, file: file, size: written, checksum: body.checksum,
+            modified: ownCloud.mtime.map { Date(timeIntervalSince1970: $0) }, conditions: conditions))
         logTransfer(context, "PUT", path.href(collection: false), bytes: written, since: started)
         ServerMetrics.bytesReceived.increment(by: written)
         var fields = HTTPFields()

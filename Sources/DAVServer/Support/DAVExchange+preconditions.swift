@@ -37,18 +37,18 @@ extension DAVExchange {
 
     /// RFC 4918 section 7: a write to a locked resource must submit a token
     /// of each lock covering it, and only the lock's owner may use a token.
-    /// Locks are grouped by their root: one token per root suffices (shared
-    /// locks on one resource are alternatives).
+    /// The provider's check, which a write repeats when it commits.
     func requireLockTokens(for item: Item, provider: Provider, submitted: Set<String>, includeDescendants: Bool = false) async throws {
-        var locks = try await provider.locks(covering: item)
-        if includeDescendants { locks += try await provider.locks(below: item) }
-        guard !locks.isEmpty else { return }
-        for (root, group) in Dictionary(grouping: locks, by: \.itemID) {
-            if group.contains(where: { submitted.contains($0.token) && $0.principal == user }) { continue }
-            let rootItem = try await provider.index.item(id: root)
-            let rootPath = try await provider.index.path(of: root)
-            throw DAVError.locked(rootHref: href(rootPath, isFolder: rootItem?.isFolder ?? false))
-        }
+        try await provider.check(writeConditions(submitted: submitted, judging: nil), target: item, parent: nil,
+                                 descendants: includeDescendants)
+    }
+
+    /// What this request holds (its user, the tokens it submitted) and, when
+    /// it sent conditions (If-Match, If-None-Match, If-Unmodified-Since, If),
+    /// the content they were judged against: `judging` as it is now.
+    func writeConditions(submitted: Set<String>, judging item: Item?) -> WriteConditions {
+        let conditional = [HTTPField.Name.ifMatch, .ifNoneMatch, .ifUnmodifiedSince, .init("If")!].contains { headers[$0] != nil }
+        return WriteConditions(principal: user, tokens: submitted, judgedAgainst: conditional ? WriteConditions.judged(item) : nil)
     }
 
     /// RFC 9110 section 13: If-Match, If-None-Match and If-Unmodified-Since

@@ -2,10 +2,6 @@ import Foundation
 import HTTPTypes
 import ProviderCore
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The ownCloud extensions of PUT that make rclone (vendor owncloud or
 /// nextcloud) sync exactly: `X-OC-Mtime` sets the file's modification time
 /// (answered with `X-OC-MTime: accepted` only when it took), and
@@ -31,20 +27,13 @@ struct OwnCloudPut {
         }
     }
 
-    /// Refuses a body whose SHA-1 is not the announced one, and gives the
-    /// file the requested mtime, which the upstream then keeps (the
-    /// directory store links the very inode; a WebDAV upstream gets
-    /// `X-OC-Mtime` in turn).
-    func check(_ body: BodyFileWriter.Written, file: URL) throws {
+    /// Refuses a body whose SHA-1 is not the announced one. The requested
+    /// mtime goes to the provider with the write, which gives it to the
+    /// file the upstream then keeps (the directory store links the very
+    /// inode; a WebDAV upstream gets `X-OC-Mtime` in turn).
+    func check(_ body: BodyFileWriter.Written) throws {
         if let sha1, sha1 != body.sha1 {
             throw DAVError.badRequest("OC-Checksum says SHA1:\(sha1) but the body received has SHA1:\(body.sha1); nothing was stored")
-        }
-        guard let mtime else { return }
-        let whole = mtime.rounded(.down)
-        var times = [timespec(tv_sec: time_t(whole), tv_nsec: Int((mtime - whole) * 1e9)),
-                     timespec(tv_sec: time_t(whole), tv_nsec: Int((mtime - whole) * 1e9))]
-        guard utimensat(AT_FDCWD, file.path, &times, 0) == 0 else {
-            throw ProviderError.local("cannot set the modification time: \(String(cString: strerror(errno)))")
         }
     }
 

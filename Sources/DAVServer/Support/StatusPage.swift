@@ -37,7 +37,8 @@ enum StatusPage {
                 <tr><th>Upstream</th><td>\(XMLEscaping.text(domain.upstream))</td></tr>
                 <tr><th>Health</th><td>\(health)</td></tr>
                 <tr><th>Items</th><td>\(count(domain.items.files, "file")) (\(BrowserPage.humanSize(domain.items.bytesListed))), \(count(domain.items.folders, "folder"))</td></tr>
-                <tr><th>Cache</th><td data-cache-bytes="\(domain.cache.bytes)">\(BrowserPage.humanSize(domain.cache.bytes)) in \(count(domain.cache.files, "file")); \(domain.items.materialized) of \(count(domain.items.files, "file")) local</td></tr>
+                <tr><th>Cache</th><td data-cache-bytes="\(domain.cache.bytes)">\(BrowserPage.humanSize(domain.cache.bytes)) in \(count(domain.cache.files, "file")); \(domain.items.local) of \(count(domain.items.files, "file")) local</td></tr>
+                <tr><th>States</th><td data-states="\(domain.items.stateSummary)">\(domain.items.stateSummary)</td></tr>
                 <tr><th>Uploads</th><td data-pending="\(domain.uploads.pending)">\(domain.uploads.inFlight) running, \(domain.uploads.pending) pending (\(BrowserPage.humanSize(domain.uploads.pendingBytes)))\(waiting)\(failed)</td></tr>
                 <tr><th>Conflicts</th><td class="conflicts">\(conflicts)</td></tr>
                 </table></section>

@@ -7,7 +7,8 @@ import GRDB
 extension MetadataIndex {
     /// Ids of the domain's items that must keep their content: those with
     /// the property `namespace`/`name` (pinned) or under a folder that has
-    /// it, those covered by a live lock, and those not uploaded yet (dirty).
+    /// it, those covered by a live lock, and those local in a state the
+    /// state machine does not evict (not uploaded yet, a conflict copy).
     public func keptItems(domain: String, pinnedBy namespace: String, _ name: String, now: Date = Date()) async throws -> Set<Int64> {
         try await pool.read { db in
             let ids = try Int64.fetchAll(db, sql: """
@@ -19,7 +20,7 @@ extension MetadataIndex {
                     UNION SELECT item.id FROM item JOIN kept ON item.parent_id = kept.id
                 )
                 SELECT id FROM kept
-                UNION SELECT id FROM item WHERE domain = ? AND dirty = 1
+                UNION SELECT id FROM item WHERE domain = ? AND state IN (\(Self.unevictable))
                 """, arguments: [domain, namespace, name, domain, now.timeIntervalSince1970, domain])
             return Set(ids)
         }
@@ -30,10 +31,18 @@ extension MetadataIndex {
     /// Returns whether it did.
     public func markEvicted(id: Int64, cachedVersion: String) async throws -> Bool {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE item SET cached_version = NULL WHERE id = ? AND cached_version = ?", arguments: [id, cachedVersion])
-            return db.changesCount > 0
+            guard let state = try String.fetchOne(db, sql: "SELECT state FROM item WHERE id = ? AND cached_version = ?",
+                                                  arguments: [id, cachedVersion]) else { return false }
+            // A placeholder's sparse ranges go without a change of state.
+            if state != StoredState.placeholder.rawValue { try Self.advance(db, id: id, on: .evicted) }
+            try db.execute(sql: "UPDATE item SET cached_version = NULL WHERE id = ?", arguments: [id])
+            return true
         }
     }
+
+    /// Local states the machine refuses to evict, as an SQL list.
+    static let unevictable = StoredState.allCases.filter { $0.isLocal && !StoredState.evictable.contains($0) }
+        .map { "'\($0.rawValue)'" }.joined(separator: ", ")
 
     /// The cached version recorded for each of these items (nil: not cached).
     public func cachedVersions(of ids: [Int64]) async throws -> [Int64: String] {

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 extension Item {
-    static let columns = "id, domain, parent_id, name, is_folder, size, modified, created, content_version, upstream_version, cached_version, executable, listed_at, checksum, checksum_version, dirty"
+    static let columns = "id, domain, parent_id, name, is_folder, size, modified, created, content_version, upstream_version, cached_version, executable, listed_at, checksum, checksum_version, state"
 
     init(row: Row) {
         self.init(
@@ -16,7 +16,7 @@ extension Item {
             listedAt: (row[12] as Double?).map { Date(timeIntervalSince1970: $0) },
             // Valid only for the content version it was computed for.
             checksum: (row[14] as Int64?) == (row[8] as Int64) ? row[13] : nil,
-            dirty: row[15]
+            state: StoredState(rawValue: row[15]) ?? .placeholder
         )
     }
 }
@@ -36,7 +36,7 @@ extension MetadataIndex {
             }
             let now = Date().timeIntervalSince1970
             try db.execute(
-                sql: "INSERT INTO item (domain, parent_id, name, is_folder, modified, created) VALUES (?, NULL, '', 1, ?, ?)",
+                sql: "INSERT INTO item (domain, parent_id, name, is_folder, modified, created, state) VALUES (?, NULL, '', 1, ?, ?, 'folder')",
                 arguments: [domain, now, now])
             let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [db.lastInsertedRowID])!
             return Item(row: row)
@@ -112,47 +112,85 @@ extension MetadataIndex {
 
     /// Inserts a new item under `parent` from an upstream entry.
     @discardableResult
-    public func insert(_ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String? = nil, listed: Bool = false) async throws -> Item {
+    /// - Parameter conflictCopy: the item holds our edit kept beside the
+    ///   upstream's newer version (its state starts as `conflict`).
+    public func insert(_ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String? = nil, listed: Bool = false,
+                       checksum: String? = nil, conflictCopy: Bool = false) async throws -> Item {
         try await pool.write { db in
-            try Self.insert(db, entry, parent: parent, domain: domain, cachedVersion: cachedVersion, listed: listed)
+            let item = try Self.insert(db, entry, parent: parent, domain: domain, cachedVersion: cachedVersion, listed: listed,
+                                       state: conflictCopy ? .conflict : nil)
+            guard checksum != nil else { return item }
+            try Self.recordChecksum(db, checksum, of: item.id)
+            return try Self.item(db, id: item.id)
         }
     }
 
-    static func insert(_ db: Database, _ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String?, listed: Bool) throws -> Item {
+    /// A new row starts as a folder, a placeholder, or materialized when its
+    /// content is cached already (written through, or copied here).
+    static func insert(_ db: Database, _ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String?, listed: Bool,
+                       state: StoredState? = nil) throws -> Item {
         let now = Date().timeIntervalSince1970
+        let initial = state ?? (entry.isFolder ? .folder : cachedVersion != nil && cachedVersion == entry.version ? .materialized : .placeholder)
         try db.execute(
             sql: """
-                INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, upstream_version, cached_version, executable, listed_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, upstream_version, cached_version, executable, listed_at, state)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [domain, parent, entry.name, entry.isFolder, entry.isFolder ? 0 : entry.size,
                         entry.modified.timeIntervalSince1970, now, entry.version, cachedVersion, entry.executable,
-                        listed ? now : nil])
+                        listed ? now : nil, initial.rawValue])
         return Item(row: try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [db.lastInsertedRowID])!)
     }
 
-    /// Records new content for an existing file: the upstream's entry, which
-    /// version is now cached, and a bumped content version (new ETag).
+    /// Records new content for an existing file: the upstream's entry and a
+    /// bumped content version (new ETag). `event` says how it came: written
+    /// through here (the cache holds it), or found changed upstream (the
+    /// cached bytes are stale: the caller drops them).
     @discardableResult
-    public func updateContent(id: Int64, entry: UpstreamEntry, cachedVersion: String?) async throws -> Item {
-        try await pool.write { db in
+    public func updateContent(id: Int64, entry: UpstreamEntry, event: ItemStateMachine.Event, checksum: String? = nil) async throws -> Item {
+        let cachedVersion: String? = event == .written(through: true) ? entry.version : nil
+        return try await pool.write { db in
+            try Self.advance(db, id: id, on: event)
             try db.execute(
                 sql: """
                     UPDATE item SET size = ?, modified = ?, upstream_version = ?, cached_version = ?, executable = ?,
                         content_version = content_version + 1 WHERE id = ?
                     """,
                 arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, cachedVersion, entry.executable, id])
-            return Item(row: try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id])!)
+            try Self.recordChecksum(db, checksum, of: id)
+            return try Self.item(db, id: id)
         }
     }
 
-    /// Marks the cache as holding `version` of the item, unless the row moved
-    /// on meanwhile (then the fetched bytes are already stale and stay unused).
+    /// Marks the cache as holding `version` of the item (`fetchFinished`),
+    /// unless the row moved on meanwhile (then the fetched bytes are already
+    /// stale and stay unused).
     public func markCached(id: Int64, version: String) async throws -> Bool {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE item SET cached_version = ? WHERE id = ? AND upstream_version = ?", arguments: [version, id, version])
-            return db.changesCount > 0
+            guard let row = try Row.fetchOne(db, sql: "SELECT state, upstream_version FROM item WHERE id = ?", arguments: [id]),
+                  (row[1] as String?) == version
+            else { return false }
+            // Content fetched again for an item that is local already (its
+            // cache file went missing) keeps its state.
+            if (row[0] as String) == StoredState.placeholder.rawValue {
+                try Self.advance(db, id: id, on: .fetchFinished)
+            }
+            try db.execute(sql: "UPDATE item SET cached_version = ? WHERE id = ?", arguments: [version, id])
+            return true
         }
+    }
+
+    /// Moves an item's stored state by `event` through the state machine, in
+    /// the caller's transaction; an event the machine refuses rolls it back.
+    @discardableResult
+    static func advance(_ db: Database, id: Int64, on event: ItemStateMachine.Event) throws -> ItemStateMachine.Action {
+        guard let raw = try String.fetchOne(db, sql: "SELECT state FROM item WHERE id = ?", arguments: [id]) else { return .none }
+        var machine = ItemStateMachine(stored: StoredState(rawValue: raw) ?? .placeholder)
+        let action = try machine.handle(event)
+        if machine.state.stored.rawValue != raw {
+            try db.execute(sql: "UPDATE item SET state = ? WHERE id = ?", arguments: [machine.state.stored.rawValue, id])
+        }
+        return action
     }
 
     public func markListed(id: Int64, at date: Date = Date()) async throws {
@@ -161,15 +199,15 @@ extension MetadataIndex {
         }
     }
 
-    /// Records the checksum of an item's current content version.
-    public func setChecksum(_ checksum: String, of item: Item) async throws -> Item {
-        try await pool.write { db in
-            try db.execute(sql: "UPDATE item SET checksum = ?, checksum_version = ? WHERE id = ?",
-                           arguments: [checksum, item.contentVersion, item.id])
-        }
-        var updated = item
-        updated.checksum = checksum
-        return updated
+    /// Records the checksum of an item's current content version, in the
+    /// transaction that made that version (nil: none known, none recorded).
+    static func recordChecksum(_ db: Database, _ checksum: String?, of id: Int64) throws {
+        guard let checksum else { return }
+        try db.execute(sql: "UPDATE item SET checksum = ?, checksum_version = content_version WHERE id = ?", arguments: [checksum, id])
+    }
+
+    static func item(_ db: Database, id: Int64) throws -> Item {
+        Item(row: try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id])!)
     }
 
     /// The upstream folder's version when its listing was last applied.
@@ -194,7 +232,8 @@ extension MetadataIndex {
             for entry in entries {
                 if let item = existing.removeValue(forKey: entry.name) {
                     // Written here, not uploaded yet: ours is the truth until
-                    // the upload (which settles any conflict) is done.
+                    // the upload (which settles any conflict) is done; the
+                    // machine keeps it as it is on `upstreamChanged`.
                     if item.dirty { continue }
                     if item.isFolder != entry.isFolder {
                         stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
@@ -202,11 +241,13 @@ extension MetadataIndex {
                     } else if !entry.isFolder, item.upstreamVersion != entry.version {
                         try db.execute(
                             sql: """
-                                UPDATE item SET size = ?, modified = ?, upstream_version = ?, executable = ?,
+                                UPDATE item SET size = ?, modified = ?, upstream_version = ?, cached_version = NULL, executable = ?,
                                     content_version = content_version + 1 WHERE id = ?
                                 """,
                             arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, entry.executable, item.id])
-                        if item.cachedVersion != nil { stale.append(item.id) }
+                        if try Self.advance(db, id: item.id, on: .upstreamChanged) == .dropCache || item.cachedVersion != nil {
+                            stale.append(item.id)
+                        }
                     } else if entry.isFolder, item.modified != entry.modified {
                         try db.execute(sql: "UPDATE item SET modified = ? WHERE id = ?", arguments: [entry.modified.timeIntervalSince1970, item.id])
                     }

@@ -46,7 +46,7 @@ extension MetadataIndex {
     /// its upload. The basis is the upstream version before the first
     /// pending edit, so a chain of edits uploads as one change.
     public func recordLocalWrite(existing: Item?, parent: Int64, domain: String, name: String,
-                                 size: Int64, modified: Date, file: String) async throws -> Item {
+                                 size: Int64, modified: Date, file: String, checksum: String? = nil) async throws -> Item {
         try await pool.write { db in
             let now = Date().timeIntervalSince1970
             let id: Int64
@@ -59,21 +59,23 @@ extension MetadataIndex {
                 } else {
                     basis = existing.upstreamVersion
                 }
+                try Self.advance(db, id: id, on: .written(through: false))
                 try db.execute(sql: """
-                    UPDATE item SET size = ?, modified = ?, dirty = 1, cached_version = NULL,
+                    UPDATE item SET size = ?, modified = ?, cached_version = NULL,
                         content_version = content_version + 1 WHERE id = ?
                     """, arguments: [size, modified.timeIntervalSince1970, id])
             } else {
                 basis = nil
                 try db.execute(sql: """
-                    INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, dirty)
-                    VALUES (?, ?, ?, 0, ?, ?, ?, 1)
-                    """, arguments: [domain, parent, name, size, modified.timeIntervalSince1970, now])
+                    INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, state)
+                    VALUES (?, ?, ?, 0, ?, ?, ?, ?)
+                    """, arguments: [domain, parent, name, size, modified.timeIntervalSince1970, now, StoredState.modified.rawValue])
                 id = db.lastInsertedRowID
             }
             try db.execute(sql: """
                 INSERT INTO journal (domain, item_id, file, size, basis, created, next_attempt) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [domain, id, file, size, basis, now, now])
+            try Self.recordChecksum(db, checksum, of: id)
             return Item(row: try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id])!)
         }
     }
@@ -150,9 +152,10 @@ extension MetadataIndex {
     public func completeUpload(_ entry: JournalEntry, uploaded: UpstreamEntry) async throws -> [String] {
         try await pool.write { db in
             let (files, newer) = try Self.settle(db, entry)
+            try Self.advance(db, id: entry.itemID, on: .uploadSucceeded(newerPending: newer > 0))
             if newer == 0 {
                 try db.execute(sql: """
-                    UPDATE item SET dirty = 0, upstream_version = ?, cached_version = ?, modified = ? WHERE id = ?
+                    UPDATE item SET upstream_version = ?, cached_version = ?, modified = ? WHERE id = ?
                     """, arguments: [uploaded.version, uploaded.version, uploaded.modified.timeIntervalSince1970, entry.itemID])
             } else {
                 try db.execute(sql: "UPDATE item SET upstream_version = ? WHERE id = ?", arguments: [uploaded.version, entry.itemID])
@@ -173,14 +176,15 @@ extension MetadataIndex {
     public func abandonUpload(_ entry: JournalEntry, upstream: UpstreamEntry?) async throws -> (files: [String], stillDirty: Bool) {
         try await pool.write { db in
             let (files, newer) = try Self.settle(db, entry)
+            try Self.advance(db, id: entry.itemID, on: .versionMismatch(newerPending: newer > 0))
             if newer == 0, let upstream {
                 try db.execute(sql: """
-                    UPDATE item SET dirty = 0, upstream_version = ?, cached_version = NULL, size = ?, modified = ?,
+                    UPDATE item SET upstream_version = ?, cached_version = NULL, size = ?, modified = ?,
                         content_version = content_version + 1 WHERE id = ?
                     """, arguments: [upstream.version, upstream.size, upstream.modified.timeIntervalSince1970, entry.itemID])
             } else if newer == 0 {
                 try db.execute(sql: """
-                    UPDATE item SET dirty = 0, upstream_version = NULL, cached_version = NULL,
+                    UPDATE item SET upstream_version = NULL, cached_version = NULL,
                         content_version = content_version + 1 WHERE id = ?
                     """, arguments: [entry.itemID])
             }
@@ -196,6 +200,10 @@ extension MetadataIndex {
             try db.execute(sql: """
                 UPDATE journal SET attempts = attempts + 1, last_error = ?, next_attempt = ?, failed = ?, reached = reached OR ? WHERE seq = ?
                 """, arguments: [error, next.timeIntervalSince1970, failed, reached, entry.seq])
+            // Only the newest write's failure is the item's: an older one
+            // failing while a newer waits leaves it modified.
+            let newest = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM journal WHERE item_id = ?", arguments: [entry.itemID])
+            if newest == entry.seq { try Self.advance(db, id: entry.itemID, on: .uploadFailed(givenUp: failed)) }
         }
     }
 

@@ -6,30 +6,55 @@ extension MetadataIndex {
     public struct ItemCounts: Sendable, Codable, Equatable {
         public var files: Int
         public var folders: Int
-        /// Files whose current version is in the cache.
-        public var materialized: Int
+        /// Files whose whole current content is local.
+        public var local: Int
         public var bytesListed: Int64
-    }
+        /// Items (the root aside) in each state, as `g:state` names them.
+        public var states: [ItemState.Name: Int]
 
-    public func counts(domain: String) async throws -> ItemCounts {
-        try await pool.read { db in
-            let row = try Row.fetchOne(db, sql: """
-                SELECT COALESCE(SUM(is_folder = 0), 0), COALESCE(SUM(is_folder = 1 AND parent_id IS NOT NULL), 0),
-                       COALESCE(SUM(is_folder = 0 AND cached_version IS NOT NULL AND cached_version = upstream_version), 0),
-                       COALESCE(SUM(CASE WHEN is_folder = 0 THEN size ELSE 0 END), 0)
-                FROM item WHERE domain = ?
-                """, arguments: [domain])!
-            return ItemCounts(files: row[0], folders: row[1], materialized: row[2], bytesListed: row[3])
+        public init(states: [ItemState.Name: Int], bytesListed: Int64) {
+            self.states = states
+            self.bytesListed = bytesListed
+            folders = states[.folder] ?? 0
+            files = states.filter { $0.key != .folder }.values.reduce(0, +)
+            local = states.filter { $0.key.isLocal }.values.reduce(0, +)
         }
     }
 
-    /// Ids of the items carrying the property `namespace`/`name` (at most `limit`).
-    public func items(withProperty namespace: String, _ name: String, domain: String, limit: Int = 200) async throws -> [Int64] {
+}
+
+extension MetadataIndex.ItemCounts {
+    /// "12 placeholder, 3 materialized, 1 uploading": the states with items,
+    /// in the order of the item's life.
+    public var stateSummary: String {
+        states.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
+    }
+}
+
+extension MetadataIndex {
+    /// How many items of the domain are in each stored state, the root aside.
+    public func storedStateCounts(domain: String) async throws -> [ItemState.Name: Int] {
         try await pool.read { db in
-            try Int64.fetchAll(db, sql: """
-                SELECT item.id FROM dead_property JOIN item ON item.id = dead_property.item_id
-                WHERE item.domain = ? AND dead_property.namespace = ? AND dead_property.name = ? ORDER BY item.id LIMIT ?
-                """, arguments: [domain, namespace, name, limit])
+            var counts: [ItemState.Name: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) FROM item WHERE domain = ? AND parent_id IS NOT NULL GROUP BY state",
+                                        arguments: [domain]) {
+                if let stored = StoredState(rawValue: row[0]) { counts[stored.state.name] = row[1] }
+            }
+            return counts
+        }
+    }
+
+    public func bytesListed(domain: String) async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM item WHERE domain = ? AND is_folder = 0", arguments: [domain]) ?? 0
+        }
+    }
+
+    /// Ids of the domain's items in a stored state (at most `limit`).
+    public func items(in state: StoredState, domain: String, limit: Int = 200) async throws -> [Int64] {
+        try await pool.read { db in
+            try Int64.fetchAll(db, sql: "SELECT id FROM item WHERE domain = ? AND state = ? ORDER BY id LIMIT ?",
+                               arguments: [domain, state.rawValue, limit])
         }
     }
 }

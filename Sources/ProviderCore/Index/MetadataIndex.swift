@@ -140,6 +140,26 @@ public final class MetadataIndex: Sendable {
             // ask it; unset while every attempt failed to connect.
             try db.execute(sql: "ALTER TABLE journal ADD COLUMN reached INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v8: item states") { db in
+            // The stored part of each item's state (`StoredState`), written
+            // by the state machine with every change; it replaces `dirty`,
+            // the journal's failed flag as the item's answer, and the
+            // conflict-of property as the sign of a conflict copy.
+            try db.execute(sql: """
+                ALTER TABLE item ADD COLUMN state TEXT NOT NULL DEFAULT 'placeholder';
+                UPDATE item SET state = CASE
+                    WHEN is_folder = 1 THEN 'folder'
+                    WHEN dirty = 1 AND (SELECT failed FROM journal WHERE journal.item_id = item.id ORDER BY seq DESC LIMIT 1) = 1 THEN 'failed'
+                    WHEN dirty = 1 THEN 'modified'
+                    WHEN cached_version IS NOT NULL AND cached_version = upstream_version AND EXISTS (
+                        SELECT 1 FROM dead_property WHERE dead_property.item_id = item.id
+                            AND namespace = 'https://davgate.dev/ns' AND name = 'conflict-of') THEN 'conflict'
+                    WHEN cached_version IS NOT NULL AND cached_version = upstream_version THEN 'materialized'
+                    ELSE 'placeholder' END;
+                ALTER TABLE item DROP COLUMN dirty;
+                CREATE INDEX item_by_state ON item(domain, state);
+                """)
+        }
         return migrator
     }
 }

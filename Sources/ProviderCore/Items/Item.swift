@@ -7,7 +7,7 @@ public typealias ItemPath = [String]
 /// One row of the index: the File Provider's `NSFileProviderItem`.
 ///
 /// An item exists as soon as the upstream listing names it; whether its bytes
-/// are local is a separate question (`isMaterialized`). That split is the whole
+/// are local is a separate question (`state`). That split is the whole
 /// point of the placeholder model: PROPFIND answers from these rows alone.
 public struct Item: Sendable, Equatable {
     public enum Kind: Int, Sendable { case file = 0, folder = 1 }
@@ -34,13 +34,13 @@ public struct Item: Sendable, Equatable {
     /// (a PUT); nil otherwise. Tied to the content version, so any change
     /// of the content drops it.
     public var checksum: String?
-    /// Written here and not yet uploaded (write-back): the local content is
-    /// the truth until the journal has delivered it.
-    public var dirty: Bool
+    /// The stored part of the item's state, which only the state machine
+    /// changes; `Provider.state(of:)` adds what is in flight.
+    public var state: StoredState
 
     public init(id: Int64, domain: String, parentID: Int64?, name: String, kind: Kind, size: Int64, modified: Date, created: Date,
                 contentVersion: Int64, upstreamVersion: String?, cachedVersion: String?, executable: Bool, listedAt: Date?,
-                checksum: String? = nil, dirty: Bool = false) {
+                checksum: String? = nil, state: StoredState? = nil) {
         self.id = id
         self.domain = domain
         self.parentID = parentID
@@ -55,17 +55,19 @@ public struct Item: Sendable, Equatable {
         self.executable = executable
         self.listedAt = listedAt
         self.checksum = checksum
-        self.dirty = dirty
+        self.state = state ?? (kind == .folder ? .folder : .placeholder)
     }
 
     public var isFolder: Bool { kind == .folder }
     public var isRoot: Bool { parentID == nil }
 
-    /// Content is local and current: the version the listing shows, or
-    /// newer bytes written here that wait for their upload.
-    public var isMaterialized: Bool {
-        kind == .file && (dirty || cachedVersion != nil && cachedVersion == upstreamVersion)
-    }
+    /// Written here and not yet delivered (write-back): the local content is
+    /// the truth until the journal has delivered it.
+    public var dirty: Bool { state.isPendingUpload }
+
+    /// The whole current content is local: the version the listing shows,
+    /// or newer bytes written here that wait for their upload.
+    public var isMaterialized: Bool { state.isLocal }
 
     /// Strong ETag derived from identity and content version, never from
     /// mtime: it changes on every content change, also within one second

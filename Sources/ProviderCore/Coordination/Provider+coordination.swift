@@ -1,0 +1,44 @@
+/// Coordination between writers: who may change an item, checked where the
+/// change commits.
+///
+/// Lock order (a lock may be taken while holding the ones above it, never
+/// the other way round):
+/// 1. `mutations`, the domain's coordination: namespace changes, the commit
+///    of a write (checked against `WriteConditions` inside it) and the
+///    grant of a new lock, one at a time. Write-through uploads run under
+///    it; write-back commits are a rename and a transaction.
+/// 2. `uploadSlots`: one upload per item, a DELETE holding its items.
+/// 3. `listingApplication`: a listing's generation check with its
+///    application, and an upload's generation bump.
+/// 4. The index's SQLite writer and the small `NIOLockedValueBox`es (fetch
+///    table, upload progress, generation), never held across an `await`.
+/// File system calls (the cache's renames and fsyncs) run under 1 and 2 at
+/// most, never under 3 or 4.
+extension Provider {
+    /// Runs `body` under the domain's coordination without marking a
+    /// namespace change (a lock grant changes no listing).
+    func coordinated<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await mutations.withLock(body)
+    }
+
+    /// Throws unless `conditions` allow a write to `target` (nil: a new
+    /// item under `parent`): every lock covering it (and, with
+    /// `descendants`, every lock below it) must have one of its tokens
+    /// submitted by its owner, and the content must be what the request's
+    /// conditions were judged against. The server calls it before a body,
+    /// the provider again under the coordination at commit.
+    public func check(_ conditions: WriteConditions, target: Item?, parent: Item?, descendants: Bool = false) async throws {
+        if let judged = conditions.judgedAgainst, judged != WriteConditions.judged(target) {
+            throw ProviderError.conditionChanged
+        }
+        guard let subject = target ?? parent else { return }
+        var locks = try await locks(covering: subject)
+        if descendants, let target { locks += try await self.locks(below: target) }
+        // One token per lock root suffices: shared locks on one root are alternatives.
+        for (root, group) in Dictionary(grouping: locks, by: \.itemID) {
+            if group.contains(where: { conditions.tokens.contains($0.token) && $0.principal == conditions.principal }) { continue }
+            let isFolder = try await index.item(id: root)?.isFolder ?? false
+            throw ProviderError.locked(domain: domain, root: try await index.path(of: root), isFolder: isFolder)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One write of a file's whole content, as a value: where, the fsynced
+/// bytes, the facts the server learned while receiving them, and the
+/// conditions under which the writer may commit.
+public struct WriteRequest: Sendable {
+    public var path: ItemPath
+    /// A file from `Provider.newWriteFile()`, completely written and fsynced;
+    /// the provider owns it from the call on (moves or deletes it).
+    public var file: URL
+    /// The bytes received; the file must hold exactly these.
+    public var size: Int64
+    /// `SHA1:<hex>` of the bytes, computed while they arrived; recorded in
+    /// the same transaction as the content it describes.
+    public var checksum: String?
+    /// The modification time the client asked for (ownCloud's
+    /// `X-OC-Mtime`); nil: the time of the write.
+    public var modified: Date?
+    public var conditions: WriteConditions
+
+    public init(path: ItemPath, file: URL, size: Int64, checksum: String? = nil, modified: Date? = nil, conditions: WriteConditions) {
+        self.path = path
+        self.file = file
+        self.size = size
+        self.checksum = checksum
+        self.modified = modified
+        self.conditions = conditions
+    }
+
+    /// Checks the file holds `size` bytes and gives it its modification
+    /// time, which is returned: the stores read it from the inode (as they
+    /// must for a journaled write uploaded after a restart), the index takes
+    /// the value.
+    func stampModificationTime(now: Date = Date()) throws -> Date {
+        var st = stat()
+        guard lstat(file.path, &st) == 0 else { throw ProviderError.local("the written file vanished") }
+        guard Int64(st.st_size) == size else {
+            throw ProviderError.local("the written file holds \(st.st_size) bytes, not the \(size) received")
+        }
+        let modified = modified ?? now
+        let seconds = modified.timeIntervalSince1970
+        let whole = seconds.rounded(.down)
+        let time = timespec(tv_sec: time_t(whole), tv_nsec: Int((seconds - whole) * 1e9))
+        var times = [time, time]
+        guard utimensat(AT_FDCWD, file.path, &times, 0) == 0 else {
+            throw ProviderError.local("cannot set the modification time: \(String(cString: strerror(errno)))")
+        }
+        return modified
+    }
+}
