@@ -43,11 +43,9 @@ extension DAVExchange {
         var locks = try await provider.locks(covering: item)
         if includeDescendants { locks += try await provider.locks(below: item) }
         guard !locks.isEmpty else { return }
-        for (root, group) in Dictionary(grouping: locks, by: \.itemID) {
+        for group in Dictionary(grouping: locks, by: \.itemID).values {
             if group.contains(where: { submitted.contains($0.token) && $0.principal == user }) { continue }
-            let rootItem = try await provider.index.item(id: root)
-            let rootPath = try await provider.index.path(of: root)
-            throw DAVError.locked(rootHref: href(rootPath, isFolder: rootItem?.isFolder ?? false))
+            throw DAVError.locked(rootHref: try await lockRootHref(group[0], provider: provider))
         }
     }
 

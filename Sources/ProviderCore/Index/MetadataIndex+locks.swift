@@ -75,7 +75,7 @@ extension MetadataIndex {
                     """, arguments: [lock.itemID]).map(Lock.init(row:))
             }
             if let clash = conflicting.first(where: { $0.conflicts(exclusive: lock.exclusive) }) {
-                throw LockError.conflict(rootItemID: clash.itemID)
+                throw LockError.conflict(clash)
             }
             try db.execute(sql: "INSERT INTO lock (\(Lock.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            arguments: [lock.token, lock.itemID, lock.depthInfinity, lock.exclusive, lock.ownerXML,
