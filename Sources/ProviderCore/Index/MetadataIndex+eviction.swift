@@ -8,7 +8,7 @@ extension MetadataIndex {
     /// Ids of the domain's items that must keep their content: those with
     /// the property `namespace`/`name` (pinned) or under a folder that has
     /// it, those covered by a live lock, and those not uploaded yet (dirty).
-    public func keptItems(domain: String, pinnedBy namespace: String, _ name: String, now: Date = Date()) async throws -> Set<Int64> {
+    func keptItems(domain: String, pinnedBy namespace: String, _ name: String, now: Date = Date()) async throws -> Set<Int64> {
         try await pool.read { db in
             let ids = try Int64.fetchAll(db, sql: """
                 WITH RECURSIVE kept(id) AS (
@@ -28,7 +28,7 @@ extension MetadataIndex {
     /// Makes a materialized file a placeholder again, unless its content
     /// changed meanwhile (then the cached bytes are someone else's concern).
     /// Returns whether it did.
-    public func markEvicted(id: Int64, cachedVersion: String) async throws -> Bool {
+    func markEvicted(id: Int64, cachedVersion: String) async throws -> Bool {
         try await pool.write { db in
             try db.execute(sql: "UPDATE item SET cached_version = NULL WHERE id = ? AND cached_version = ?", arguments: [id, cachedVersion])
             return db.changesCount > 0
@@ -36,7 +36,7 @@ extension MetadataIndex {
     }
 
     /// The cached version recorded for each of these items (nil: not cached).
-    public func cachedVersions(of ids: [Int64]) async throws -> [Int64: String] {
+    func cachedVersions(of ids: [Int64]) async throws -> [Int64: String] {
         guard !ids.isEmpty else { return [:] }
         return try await pool.read { db in
             var result: [Int64: String] = [:]

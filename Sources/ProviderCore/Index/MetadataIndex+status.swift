@@ -11,7 +11,7 @@ extension MetadataIndex {
         public var bytesListed: Int64
     }
 
-    public func counts(domain: String) async throws -> ItemCounts {
+    func counts(domain: String) async throws -> ItemCounts {
         try await pool.read { db in
             let row = try Row.fetchOne(db, sql: """
                 SELECT COALESCE(SUM(is_folder = 0), 0), COALESCE(SUM(is_folder = 1 AND parent_id IS NOT NULL), 0),
@@ -24,7 +24,7 @@ extension MetadataIndex {
     }
 
     /// Ids of the items carrying the property `namespace`/`name` (at most `limit`).
-    public func items(withProperty namespace: String, _ name: String, domain: String, limit: Int = 200) async throws -> [Int64] {
+    func items(withProperty namespace: String, _ name: String, domain: String, limit: Int = 200) async throws -> [Int64] {
         try await pool.read { db in
             try Int64.fetchAll(db, sql: """
                 SELECT item.id FROM dead_property JOIN item ON item.id = dead_property.item_id
