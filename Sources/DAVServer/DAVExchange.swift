@@ -48,6 +48,12 @@ struct DAVExchange: Sendable {
         DAVPath(segments: [domainName] + itemPath).href(collection: isFolder)
     }
 
+    /// The href of a lock's root, as a 423 and `lockdiscovery` name it.
+    func lockRootHref(_ lock: Lock, provider: Provider) async throws -> String {
+        let root = try await provider.lockRoot(of: lock)
+        return href(root.path, isFolder: root.isFolder)
+    }
+
     /// The item at the request path, or 404.
     func requireItem(_ provider: Provider) async throws -> Item {
         guard let item = try await provider.item(at: itemPath) else {

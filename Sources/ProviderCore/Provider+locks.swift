@@ -19,6 +19,22 @@ extension Provider {
         try await index.lock(token: token)
     }
 
+    /// Where a lock is rooted: the resource a 423 names (RFC 4918 section
+    /// 16) and `lockdiscovery` gives as `lockroot` (section 14.12). A lock
+    /// goes with its item, so only a DELETE racing in between leaves the
+    /// item gone; then the path is empty, the domain's root.
+    public func lockRoot(of lock: Lock) async throws -> (path: ItemPath, isFolder: Bool) {
+        let isFolder = try await index.item(id: lock.itemID)?.isFolder ?? false
+        return (try await index.path(of: lock.itemID), isFolder)
+    }
+
+    /// Whether any unexpired lock exists (in any domain of the index):
+    /// PROPFIND skips the per-item lookups of `lockdiscovery` when none
+    /// does, the common case. Lock enforcement never relies on it.
+    public func hasLiveLocks() async throws -> Bool {
+        try await index.hasLiveLocks()
+    }
+
     /// Takes a new lock with an unguessable `urn:uuid:` token, and mirrors
     /// it upstream when the domain asks for that.
     public func createLock(on item: Item, depthInfinity: Bool, exclusive: Bool, ownerXML: String?, principal: String,

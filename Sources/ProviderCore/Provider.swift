@@ -13,9 +13,12 @@ import NIOConcurrencyHelpers
 /// were.
 public final class Provider: Sendable {
     public let domain: String
-    public let store: any UpstreamStore
-    public let index: MetadataIndex
-    public let cache: ContentCache
+    /// Not public: the provider's methods keep the upstream, the index and
+    /// the cache in step, so no caller reads an item, a lock or a file
+    /// past them.
+    let store: any UpstreamStore
+    let index: MetadataIndex
+    let cache: ContentCache
     /// How long a folder listing is trusted before it is refreshed.
     public let listingTTL: TimeInterval
     let logger: Logger

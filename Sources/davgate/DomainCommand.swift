@@ -25,17 +25,19 @@ struct DomainCommand: AsyncParsableCommand {
 
         func run() async throws {
             let config = try loadConfig(options.config)
-            guard config.domains.contains(where: { $0.name == name }) else {
+            guard let domain = config.domains.first(where: { $0.name == name }) else {
                 throw ValidationError("no domain named \(name) in \(config.file.path)")
             }
             let index = try MetadataIndex(file: config.server.state.appendingPathComponent("index.sqlite"))
-            let pending = try await index.newestEntries(domain: name)
-            if !pending.isEmpty && !discardUploads {
-                var paths: [String] = []
-                for entry in pending.prefix(10) { paths.append(Provider.display(try await index.path(of: entry.itemID))) }
+            let cache = config.server.state.appendingPathComponent("cache").appendingPathComponent(name)
+            // What `davgate status --offline` reads too.
+            let uploads = try await DomainStatus.read(domain: name, upstream: "\(domain.upstream)", index: index,
+                                                      cacheFolder: cache, health: .notAsked).uploads
+            if uploads.pending > 0 && !discardUploads {
+                let paths = (uploads.failed.map(\.path) + uploads.queue.map(\.path)).prefix(10)
                 throw ValidationError("""
-                    domain \(name) holds \(pending.count) files (\(pending.reduce(Int64(0)) { $0 + $1.size }) bytes) written here and \
-                    not uploaded yet: \(paths.joined(separator: ", "))\(pending.count > 10 ? ", ..." : ""). Start the server and let \
+                    domain \(name) holds \(uploads.pending) files (\(uploads.pendingBytes) bytes) written here and \
+                    not uploaded yet: \(paths.joined(separator: ", "))\(uploads.pending > 10 ? ", ..." : ""). Start the server and let \
                     them upload (davgate status shows them), or pass --discard-uploads to lose them.
                     """)
             }
@@ -49,9 +51,7 @@ struct DomainCommand: AsyncParsableCommand {
                     return
                 }
             }
-            let items = try await index.resetDomain(name)
-            let cache = config.server.state.appendingPathComponent("cache").appendingPathComponent(name)
-            try? FileManager.default.removeItem(at: cache)
+            let items = try await Provider.reset(domain: name, index: index, cacheFolder: cache)
             say("Reset domain \(name): \(items) items forgotten, cache \(cache.path) removed; the upstream was not touched.")
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
-import ProviderCore
+@testable import ProviderCore
 import Testing
 
 /// A provider over a real SQLite index and a real folder, in a temp dir.

@@ -41,12 +41,11 @@ extension DAVExchange {
             lock = try await provider.createLock(on: item, depthInfinity: depth == .infinity, exclusive: info.scope == .exclusive,
                                                  ownerXML: info.owner?.serialized(), principal: user, timeout: timeout,
                                                  createdItem: created)
-        } catch LockError.conflict(let root) {
-            let rootPath = try await provider.index.path(of: root)
-            let rootItem = try await provider.index.item(id: root)
-            var error = DAVError.locked(rootHref: href(rootPath, isFolder: rootItem?.isFolder ?? false))
+        } catch LockError.conflict(let held) {
+            let rootHref = try await lockRootHref(held, provider: provider)
+            var error = DAVError.locked(rootHref: rootHref)
             error.condition = .dav("no-conflicting-lock")
-            error.message = "a conflicting lock is held on \(href(rootPath, isFolder: rootItem?.isFolder ?? false))"
+            error.message = "a conflicting lock is held on \(rootHref)"
             throw error
         }
         context.logger.info("LOCK \(path.href(collection: item.isFolder)) by \(user): \(lock.token), \(lock.exclusive ? "exclusive" : "shared"), timeout \(timeout)s")

@@ -28,7 +28,7 @@ extension DAVExchange {
         let target = try await requireItem(provider)
         let quota = query.names(LiveProperty.quotaAvailableBytes.name, LiveProperty.quotaUsedBytes.name)
             ? try? await provider.quota() : nil
-        let hasLocks = try await provider.index.hasLiveLocks()
+        let hasLocks = try await provider.hasLiveLocks()
         let first = try await renderPage([(target, itemPath)], provider: provider, query: query, quota: quota, hasLocks: hasLocks)
         let exchange = self
         let body = ResponseBody { writer in
@@ -142,10 +142,8 @@ extension DAVExchange {
     }
 
     func activeLockInfo(_ lock: Lock, provider: Provider) async throws -> ActiveLockInfo {
-        let rootPath = try await provider.index.path(of: lock.itemID)
-        let rootIsFolder = try await provider.index.item(id: lock.itemID)?.isFolder ?? false
-        return ActiveLockInfo(token: lock.token, scope: lock.exclusive ? .exclusive : .shared, depthInfinity: lock.depthInfinity,
-                              ownerXML: lock.ownerXML, timeoutSeconds: lock.remaining(), rootHref: href(rootPath, isFolder: rootIsFolder))
+        ActiveLockInfo(token: lock.token, scope: lock.exclusive ? .exclusive : .shared, depthInfinity: lock.depthInfinity,
+                       ownerXML: lock.ownerXML, timeoutSeconds: lock.remaining(), rootHref: try await lockRootHref(lock, provider: provider))
     }
 
     /// PROPFIND on `/`: the domains, as collections.

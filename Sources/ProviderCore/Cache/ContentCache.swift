@@ -4,15 +4,15 @@ import Foundation
 /// item's id and never by a client path, so no client string ever reaches the
 /// file system here. Writes in progress live in `tmp/` and only become
 /// visible by rename, so a crash or a cut connection leaves nothing partial.
-public struct ContentCache: Sendable {
-    public let folder: URL
+struct ContentCache: Sendable {
+    let folder: URL
     let temporary: URL
 
     /// Acknowledged writes waiting for their upload (write-back): kept
     /// across restarts, each named in a journal row.
     let outbox: URL
 
-    public init(folder: URL) throws {
+    init(folder: URL) throws {
         self.folder = folder
         temporary = folder.appendingPathComponent("tmp", isDirectory: true)
         outbox = folder.appendingPathComponent("outbox", isDirectory: true)
@@ -31,27 +31,27 @@ public struct ContentCache: Sendable {
         }
     }
 
-    public func file(for id: Int64) -> URL {
+    func file(for id: Int64) -> URL {
         folder.appendingPathComponent(String(id, radix: 16))
     }
 
-    public func hasFile(for id: Int64) -> Bool {
+    func hasFile(for id: Int64) -> Bool {
         access(file(for: id).path, F_OK) == 0
     }
 
     /// A fresh name for a write or fetch in progress.
-    public func temporaryFile(_ purpose: String) -> URL {
+    func temporaryFile(_ purpose: String) -> URL {
         temporary.appendingPathComponent("\(purpose)-\(UUID().uuidString)")
     }
 
     /// Makes completed bytes the item's content, atomically.
-    public func install(_ temporaryFile: URL, for id: Int64) throws {
+    func install(_ temporaryFile: URL, for id: Int64) throws {
         guard rename(temporaryFile.path, file(for: id).path) == 0 else {
             throw ProviderError.local("cannot install cache file: \(String(cString: strerror(errno)))")
         }
     }
 
-    public func outboxFile(_ name: String) -> URL {
+    func outboxFile(_ name: String) -> URL {
         outbox.appendingPathComponent(name)
     }
 
@@ -101,11 +101,11 @@ public struct ContentCache: Sendable {
         guard fsync(fd) == 0 else { throw ProviderError.local("cannot sync \(folder.path): \(String(cString: strerror(errno)))") }
     }
 
-    public func remove(_ ids: [Int64]) {
+    func remove(_ ids: [Int64]) {
         for id in ids { unlink(file(for: id).path) }
     }
 
-    public func discard(_ temporaryFile: URL) {
+    func discard(_ temporaryFile: URL) {
         unlink(temporaryFile.path)
     }
 
@@ -144,7 +144,7 @@ public struct ContentCache: Sendable {
 
     /// The same for a cache folder nobody opened: only reads it (a running
     /// server's cache must not be touched by `davgate status --offline`).
-    public static func usage(of folder: URL) -> (bytes: Int64, files: Int) {
+    static func usage(of folder: URL) -> (bytes: Int64, files: Int) {
         var bytes: Int64 = 0, files = 0
         // An outbox file and the cache file of a dirty item are one inode.
         var seen = Set<UInt>()

@@ -9,7 +9,7 @@ extension MetadataIndex {
     /// the property `namespace`/`name` (pinned) or under a folder that has
     /// it, those covered by a live lock, and those local in a state the
     /// state machine does not evict (not uploaded yet, a conflict copy).
-    public func keptItems(domain: String, pinnedBy namespace: String, _ name: String, now: Date = Date()) async throws -> Set<Int64> {
+    func keptItems(domain: String, pinnedBy namespace: String, _ name: String, now: Date = Date()) async throws -> Set<Int64> {
         try await pool.read { db in
             let ids = try Int64.fetchAll(db, sql: """
                 WITH RECURSIVE kept(id) AS (
@@ -29,7 +29,7 @@ extension MetadataIndex {
     /// Makes a materialized file a placeholder again, unless its content
     /// changed meanwhile (then the cached bytes are someone else's concern).
     /// Returns whether it did.
-    public func markEvicted(id: Int64, cachedVersion: String) async throws -> Bool {
+    func markEvicted(id: Int64, cachedVersion: String) async throws -> Bool {
         try await pool.write { db in
             guard let state = try String.fetchOne(db, sql: "SELECT state FROM item WHERE id = ? AND cached_version = ?",
                                                   arguments: [id, cachedVersion]) else { return false }
@@ -45,7 +45,7 @@ extension MetadataIndex {
         .map { "'\($0.rawValue)'" }.joined(separator: ", ")
 
     /// The cached version recorded for each of these items (nil: not cached).
-    public func cachedVersions(of ids: [Int64]) async throws -> [Int64: String] {
+    func cachedVersions(of ids: [Int64]) async throws -> [Int64: String] {
         guard !ids.isEmpty else { return [:] }
         return try await pool.read { db in
             var result: [Int64: String] = [:]

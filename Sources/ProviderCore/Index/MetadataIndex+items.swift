@@ -23,7 +23,7 @@ extension Item {
 
 /// Item rows: lookups, pages of children, and the writes of the provider.
 extension MetadataIndex {
-    public func root(domain: String) async throws -> Item {
+    func root(domain: String) async throws -> Item {
         // Every request resolves from the root: read first, the hot path writes nothing.
         let existing: Item? = try await pool.read { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL"), arguments: [domain])
@@ -46,7 +46,7 @@ extension MetadataIndex {
     /// Walks a path from the domain's root in one read: the items found, root
     /// first, stopping at the first name that is missing (or below a file).
     /// Empty when the domain has no root yet.
-    public func chain(domain: String, path: ItemPath) async throws -> [Item] {
+    func chain(domain: String, path: ItemPath) async throws -> [Item] {
         try await pool.read { db in
             guard let root = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL"), arguments: [domain]).map(Item.init(row:)) else {
                 return []
@@ -62,13 +62,13 @@ extension MetadataIndex {
         }
     }
 
-    public func item(id: Int64) async throws -> Item? {
+    func item(id: Int64) async throws -> Item? {
         try await pool.read { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id]).map(Item.init(row:))
         }
     }
 
-    public func child(of parent: Int64, named name: String) async throws -> Item? {
+    func child(of parent: Int64, named name: String) async throws -> Item? {
         try await pool.read { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?"), arguments: [parent, name]).map(Item.init(row:))
         }
@@ -76,7 +76,7 @@ extension MetadataIndex {
 
     /// One page of a folder's children in name order, starting after `name`;
     /// PROPFIND walks large folders page by page so memory stays flat.
-    public func children(of parent: Int64, after name: String? = nil, limit: Int = 500) async throws -> [Item] {
+    func children(of parent: Int64, after name: String? = nil, limit: Int = 500) async throws -> [Item] {
         try await pool.read { db in
             if let name {
                 return try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name > ? ORDER BY name LIMIT ?"), arguments: [parent, name, limit]).map(Item.init(row:))
@@ -86,7 +86,7 @@ extension MetadataIndex {
     }
 
     /// Every item below `id` (not including it), parents before children.
-    public func descendants(of id: Int64) async throws -> [Item] {
+    func descendants(of id: Int64) async throws -> [Item] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 WITH RECURSIVE sub(id, depth) AS (
@@ -99,7 +99,7 @@ extension MetadataIndex {
     }
 
     /// The ids from the root down to `id`, inclusive (for lock inheritance).
-    public func ancestry(of id: Int64) async throws -> [Int64] {
+    func ancestry(of id: Int64) async throws -> [Int64] {
         try await pool.read { db in
             try Int64.fetchAll(db, sql: """
                 WITH RECURSIVE up(id, parent_id, depth) AS (
@@ -114,7 +114,7 @@ extension MetadataIndex {
     @discardableResult
     /// - Parameter conflictCopy: the item holds our edit kept beside the
     ///   upstream's newer version (its state starts as `conflict`).
-    public func insert(_ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String? = nil, listed: Bool = false,
+    func insert(_ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String? = nil, listed: Bool = false,
                        checksum: String? = nil, conflictCopy: Bool = false) async throws -> Item {
         try await pool.write { db in
             let item = try Self.insert(db, entry, parent: parent, domain: domain, cachedVersion: cachedVersion, listed: listed,
@@ -147,7 +147,7 @@ extension MetadataIndex {
     /// through here (the cache holds it), or found changed upstream (the
     /// cached bytes are stale: the caller drops them).
     @discardableResult
-    public func updateContent(id: Int64, entry: UpstreamEntry, event: ItemStateMachine.Event, checksum: String? = nil) async throws -> Item {
+    func updateContent(id: Int64, entry: UpstreamEntry, event: ItemStateMachine.Event, checksum: String? = nil) async throws -> Item {
         let cachedVersion: String? = event == .written(through: true) ? entry.version : nil
         return try await pool.write { db in
             try Self.advance(db, id: id, on: event)
@@ -165,7 +165,7 @@ extension MetadataIndex {
     /// Marks the cache as holding `version` of the item (`fetchFinished`),
     /// unless the row moved on meanwhile (then the fetched bytes are already
     /// stale and stay unused).
-    public func markCached(id: Int64, version: String) async throws -> Bool {
+    func markCached(id: Int64, version: String) async throws -> Bool {
         try await pool.write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT state, upstream_version FROM item WHERE id = ?", arguments: [id]),
                   (row[1] as String?) == version
@@ -193,7 +193,7 @@ extension MetadataIndex {
         return action
     }
 
-    public func markListed(id: Int64, at date: Date = Date()) async throws {
+    func markListed(id: Int64, at date: Date = Date()) async throws {
         try await pool.write { db in
             try db.execute(sql: "UPDATE item SET listed_at = ? WHERE id = ?", arguments: [date.timeIntervalSince1970, id])
         }
@@ -211,7 +211,7 @@ extension MetadataIndex {
     }
 
     /// The upstream folder's version when its listing was last applied.
-    public func listedVersion(of id: Int64) async throws -> String? {
+    func listedVersion(of id: Int64) async throws -> String? {
         try await pool.read { db in
             try String.fetchOne(try db.cachedStatement(sql: "SELECT listed_version FROM item WHERE id = ?"), arguments: [id])
         }
@@ -221,7 +221,7 @@ extension MetadataIndex {
     /// transaction: new names become placeholders, changed versions drop the
     /// cached content and bump the ETag, vanished names go. Returns the ids
     /// whose cached content is now stale or gone (for the cache to delete).
-    public func applyListing(folder: Int64, domain: String, entries: [UpstreamEntry], version: String? = nil) async throws -> [Int64] {
+    func applyListing(folder: Int64, domain: String, entries: [UpstreamEntry], version: String? = nil) async throws -> [Int64] {
         try await pool.write { db in
             var existing: [String: Item] = [:]
             for row in try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ?"), arguments: [folder]) {
@@ -265,7 +265,7 @@ extension MetadataIndex {
 
     /// Deletes an item and everything below it (properties and locks go by
     /// cascade); returns the ids whose cache files must be removed.
-    public func delete(id: Int64) async throws -> [Int64] {
+    func delete(id: Int64) async throws -> [Int64] {
         try await pool.write { db in try Self.deleteSubtree(db, id: id) }
     }
 
@@ -281,7 +281,7 @@ extension MetadataIndex {
     /// Re-parents and renames an item (MOVE). Locks rooted in the moved
     /// subtree are dropped: RFC 4918 section 7.5, a lock does not move with
     /// its resource.
-    public func move(id: Int64, to parent: Int64, name: String, entry: UpstreamEntry) async throws -> Item {
+    func move(id: Int64, to parent: Int64, name: String, entry: UpstreamEntry) async throws -> Item {
         try await pool.write { db in
             try db.execute(sql: """
                 WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
@@ -304,7 +304,7 @@ extension MetadataIndex {
 
 extension MetadataIndex {
     /// The item path of an item (names below its domain's root).
-    public func path(of id: Int64) async throws -> ItemPath {
+    func path(of id: Int64) async throws -> ItemPath {
         try await pool.read { db in
             try String.fetchAll(db, sql: """
                 WITH RECURSIVE up(id, parent_id, name, depth) AS (
@@ -316,7 +316,7 @@ extension MetadataIndex {
     }
 
     /// Ids of items below `id` that carry dead properties (COPY needs them).
-    public func descendantsWithDeadProperties(of id: Int64) async throws -> [Int64] {
+    func descendantsWithDeadProperties(of id: Int64) async throws -> [Int64] {
         try await pool.read { db in
             try Int64.fetchAll(db, sql: """
                 WITH RECURSIVE sub(id) AS (SELECT id FROM item WHERE parent_id = ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
@@ -329,7 +329,7 @@ extension MetadataIndex {
 extension MetadataIndex {
     /// Forgets a domain entirely: its items (placeholders), dead properties
     /// and locks go; the upstream is not touched. Returns how many items went.
-    public func resetDomain(_ domain: String) async throws -> Int {
+    func resetDomain(_ domain: String) async throws -> Int {
         try await pool.write { db in
             let count = try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM item WHERE domain = ?"), arguments: [domain]) ?? 0
             try db.execute(sql: "DELETE FROM item WHERE domain = ? AND parent_id IS NULL", arguments: [domain])

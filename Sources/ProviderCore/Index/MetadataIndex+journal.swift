@@ -45,7 +45,7 @@ extension MetadataIndex {
     /// with a new content version) becomes dirty, and a journal row queues
     /// its upload. The basis is the upstream version before the first
     /// pending edit, so a chain of edits uploads as one change.
-    public func recordLocalWrite(existing: Item?, parent: Int64, domain: String, name: String,
+    func recordLocalWrite(existing: Item?, parent: Int64, domain: String, name: String,
                                  size: Int64, modified: Date, file: String, checksum: String? = nil) async throws -> Item {
         try await pool.write { db in
             let now = Date().timeIntervalSince1970
@@ -83,7 +83,7 @@ extension MetadataIndex {
     /// The newest entry of each item whose last write is older than
     /// `quietSince` and whose retry time has come, oldest first (the
     /// caller leaves out what a lock holds back).
-    public func uploadsDue(domain: String, quietSince: Date, now: Date = Date(), limit: Int = 64) async throws -> [JournalEntry] {
+    func uploadsDue(domain: String, quietSince: Date, now: Date = Date(), limit: Int = 64) async throws -> [JournalEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT \(JournalEntry.columns) FROM journal j
@@ -95,14 +95,14 @@ extension MetadataIndex {
     }
 
     /// How many files of the domain wait for their upload.
-    public func pendingUploads(domain: String) async throws -> Int {
+    func pendingUploads(domain: String) async throws -> Int {
         try await pool.read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT item_id) FROM journal WHERE domain = ?", arguments: [domain]) ?? 0
         }
     }
 
     /// The newest entry of each item of the domain: what waits for upload.
-    public func newestEntries(domain: String) async throws -> [JournalEntry] {
+    func newestEntries(domain: String) async throws -> [JournalEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT \(JournalEntry.columns) FROM journal j
@@ -112,7 +112,7 @@ extension MetadataIndex {
     }
 
     /// Every entry of the domain, oldest first (status, recovery).
-    public func journal(domain: String) async throws -> [JournalEntry] {
+    func journal(domain: String) async throws -> [JournalEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT \(JournalEntry.columns) FROM journal WHERE domain = ? ORDER BY seq",
                              arguments: [domain]).map(JournalEntry.init(row:))
@@ -120,7 +120,7 @@ extension MetadataIndex {
     }
 
     /// The newest entry of each of these items that has one.
-    public func latestEntries(of ids: [Int64]) async throws -> [JournalEntry] {
+    func latestEntries(of ids: [Int64]) async throws -> [JournalEntry] {
         guard !ids.isEmpty else { return [] }
         return try await pool.read { db in
             var result: [JournalEntry] = []
@@ -149,7 +149,7 @@ extension MetadataIndex {
     /// and the item is clean again unless a newer write came meanwhile (that
     /// one is now based on what we uploaded). Returns the outbox files of the
     /// rows that went, for the caller to delete.
-    public func completeUpload(_ entry: JournalEntry, uploaded: UpstreamEntry) async throws -> [String] {
+    func completeUpload(_ entry: JournalEntry, uploaded: UpstreamEntry) async throws -> [String] {
         try await pool.write { db in
             let (files, newer) = try Self.settle(db, entry)
             try Self.advance(db, id: entry.itemID, on: .uploadSucceeded(newerPending: newer > 0))
@@ -173,7 +173,7 @@ extension MetadataIndex {
     /// `upstream` nil: the name is taken by something the store does not
     /// show (a link leading out of a folder upstream); the item keeps no
     /// version and goes with the next listing, which does not name it.
-    public func abandonUpload(_ entry: JournalEntry, upstream: UpstreamEntry?) async throws -> (files: [String], stillDirty: Bool) {
+    func abandonUpload(_ entry: JournalEntry, upstream: UpstreamEntry?) async throws -> (files: [String], stillDirty: Bool) {
         try await pool.write { db in
             let (files, newer) = try Self.settle(db, entry)
             try Self.advance(db, id: entry.itemID, on: .versionMismatch(newerPending: newer > 0))
@@ -195,7 +195,7 @@ extension MetadataIndex {
     /// An upload failed: retry at `next`, or give up (`failed`, kept and
     /// reported, never dropped).
     /// - Parameter reached: the attempt may have left bytes upstream.
-    public func uploadFailed(_ entry: JournalEntry, error: String, next: Date, failed: Bool, reached: Bool) async throws {
+    func uploadFailed(_ entry: JournalEntry, error: String, next: Date, failed: Bool, reached: Bool) async throws {
         try await pool.write { db in
             try db.execute(sql: """
                 UPDATE journal SET attempts = attempts + 1, last_error = ?, next_attempt = ?, failed = ?, reached = reached OR ? WHERE seq = ?
@@ -208,7 +208,7 @@ extension MetadataIndex {
     }
 
     /// Whether any upload of the item may have reached the upstream.
-    public func uploadMayHaveReached(_ id: Int64) async throws -> Bool {
+    func uploadMayHaveReached(_ id: Int64) async throws -> Bool {
         try await pool.read { db in
             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM journal WHERE item_id = ? AND reached = 1)", arguments: [id]) ?? false
         }
@@ -216,7 +216,7 @@ extension MetadataIndex {
 
     /// Drops the journal of these items (their content is deleted here, so
     /// there is nothing left to upload). Returns the outbox files.
-    public func dropJournal(of ids: [Int64]) async throws -> [String] {
+    func dropJournal(of ids: [Int64]) async throws -> [String] {
         guard !ids.isEmpty else { return [] }
         return try await pool.write { db in
             let marks = Array(repeating: "?", count: ids.count).joined(separator: ",")
@@ -228,7 +228,7 @@ extension MetadataIndex {
 
     /// Items of the domain under a live lock, or below a folder with one:
     /// their uploads wait for the UNLOCK (or the lock's expiry).
-    public func lockedItems(domain: String, now: Date = Date()) async throws -> Set<Int64> {
+    func lockedItems(domain: String, now: Date = Date()) async throws -> Set<Int64> {
         try await pool.read { db in
             Set(try Int64.fetchAll(db, sql: """
                 WITH RECURSIVE held(id) AS (

@@ -17,7 +17,7 @@ extension MetadataIndex {
 
     /// Locks that cover the item: its own, and depth-infinity locks of its
     /// ancestors (`ancestry` is root first, the item last).
-    public func locksCovering(ancestry: [Int64], now: Date = Date()) async throws -> [Lock] {
+    func locksCovering(ancestry: [Int64], now: Date = Date()) async throws -> [Lock] {
         guard let item = ancestry.last else { return [] }
         let ancestors = ancestry.dropLast()
         return try await pool.read { db in
@@ -36,7 +36,7 @@ extension MetadataIndex {
 
     /// Locks rooted strictly below the item (a depth-infinity LOCK, DELETE or
     /// MOVE of a folder must respect them).
-    public func locksBelow(_ id: Int64, now: Date = Date()) async throws -> [Lock] {
+    func locksBelow(_ id: Int64, now: Date = Date()) async throws -> [Lock] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 WITH RECURSIVE sub(id) AS (SELECT id FROM item WHERE parent_id = ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
@@ -45,7 +45,7 @@ extension MetadataIndex {
         }
     }
 
-    public func lock(token: String, now: Date = Date()) async throws -> Lock? {
+    func lock(token: String, now: Date = Date()) async throws -> Lock? {
         try await pool.read { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE token = ? AND \(Self.live)"), arguments: [token, now.timeIntervalSince1970]).map(Lock.init(row:))
         }
@@ -53,7 +53,7 @@ extension MetadataIndex {
 
     /// Inserts a lock after checking for conflicts in the same transaction,
     /// so two clients racing for an exclusive lock cannot both win.
-    public func insertLock(_ lock: Lock, ancestry: [Int64], now: Date = Date()) async throws {
+    func insertLock(_ lock: Lock, ancestry: [Int64], now: Date = Date()) async throws {
         lockState.withLockedValue { state in
             state.none = false
             state.insertions &+= 1
@@ -75,7 +75,7 @@ extension MetadataIndex {
                     """, arguments: [lock.itemID]).map(Lock.init(row:))
             }
             if let clash = conflicting.first(where: { $0.conflicts(exclusive: lock.exclusive) }) {
-                throw LockError.conflict(rootItemID: clash.itemID)
+                throw LockError.conflict(clash)
             }
             try db.execute(sql: "INSERT INTO lock (\(Lock.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            arguments: [lock.token, lock.itemID, lock.depthInfinity, lock.exclusive, lock.ownerXML,
@@ -84,7 +84,7 @@ extension MetadataIndex {
         }
     }
 
-    public func refreshLock(token: String, timeout: Int?, now: Date = Date()) async throws -> Lock? {
+    func refreshLock(token: String, timeout: Int?, now: Date = Date()) async throws -> Lock? {
         try await pool.write { db in
             let expires = timeout.map { now.timeIntervalSince1970 + Double($0) }
             try db.execute(sql: "UPDATE lock SET timeout = ?, expires = ? WHERE token = ? AND \(Self.live)",
@@ -95,7 +95,7 @@ extension MetadataIndex {
     }
 
     /// Records the upstream's token of a mirrored lock.
-    public func setUpstreamToken(_ upstreamToken: String, of token: String) async throws {
+    func setUpstreamToken(_ upstreamToken: String, of token: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "UPDATE lock SET upstream_token = ? WHERE token = ?", arguments: [upstreamToken, token])
         }
@@ -103,7 +103,7 @@ extension MetadataIndex {
 
     /// The live mirrored locks of a domain, to hand their upstream tokens
     /// back to the store after a restart.
-    public func mirroredLocks(domain: String, now: Date = Date()) async throws -> [Lock] {
+    func mirroredLocks(domain: String, now: Date = Date()) async throws -> [Lock] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT \(Lock.columns) FROM lock
@@ -113,7 +113,7 @@ extension MetadataIndex {
     }
 
     @discardableResult
-    public func removeLock(token: String) async throws -> Bool {
+    func removeLock(token: String) async throws -> Bool {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM lock WHERE token = ?", arguments: [token])
             return db.changesCount > 0
@@ -130,7 +130,7 @@ extension MetadataIndex {
     /// then and PROPFIND skips this read too. Only `lockdiscovery` relies on
     /// it; lock enforcement always reads the index. (Valid while one process
     /// writes the index; a shared index will need its own signal.)
-    public func hasLiveLocks(now: Date = Date()) async throws -> Bool {
+    func hasLiveLocks(now: Date = Date()) async throws -> Bool {
         let before = lockState.withLockedValue { $0 }
         if before.none { return false }
         let any = try await pool.read { db in

@@ -22,7 +22,7 @@ public enum PropertyChange: Sendable, Equatable {
 }
 
 extension MetadataIndex {
-    public func deadProperties(of id: Int64) async throws -> [DeadProperty] {
+    func deadProperties(of id: Int64) async throws -> [DeadProperty] {
         try await pool.read { db in
             try Row.fetchAll(try db.cachedStatement(sql: "SELECT namespace, name, xml FROM dead_property WHERE item_id = ? ORDER BY rowid"), arguments: [id])
                 .map { DeadProperty(namespace: $0[0], name: $0[1], xml: $0[2]) }
@@ -30,7 +30,7 @@ extension MetadataIndex {
     }
 
     /// Dead properties of many items at once (one query per PROPFIND page).
-    public func deadProperties(of ids: [Int64]) async throws -> [Int64: [DeadProperty]] {
+    func deadProperties(of ids: [Int64]) async throws -> [Int64: [DeadProperty]] {
         guard !ids.isEmpty else { return [:] }
         return try await pool.read { db in
             var result: [Int64: [DeadProperty]] = [:]
@@ -44,7 +44,7 @@ extension MetadataIndex {
 
     /// Applies all changes in one transaction: PROPPATCH is atomic
     /// (RFC 4918 section 9.2), either every instruction takes effect or none.
-    public func applyPropertyChanges(_ changes: [PropertyChange], to id: Int64) async throws {
+    func applyPropertyChanges(_ changes: [PropertyChange], to id: Int64) async throws {
         try await pool.write { db in
             for change in changes {
                 switch change {
@@ -61,7 +61,7 @@ extension MetadataIndex {
     }
 
     /// COPY carries dead properties to the copy (RFC 4918 section 9.8.2).
-    public func copyDeadProperties(from source: Int64, to destination: Int64) async throws {
+    func copyDeadProperties(from source: Int64, to destination: Int64) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM dead_property WHERE item_id = ?", arguments: [destination])
             try db.execute(sql: "INSERT INTO dead_property (item_id, namespace, name, xml) SELECT ?, namespace, name, xml FROM dead_property WHERE item_id = ?", arguments: [destination, source])

@@ -33,7 +33,7 @@ extension MetadataIndex.ItemCounts {
 
 extension MetadataIndex {
     /// How many items of the domain are in each stored state, the root aside.
-    public func storedStateCounts(domain: String) async throws -> [ItemState.Name: Int] {
+    func storedStateCounts(domain: String) async throws -> [ItemState.Name: Int] {
         try await pool.read { db in
             var counts: [ItemState.Name: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) FROM item WHERE domain = ? AND parent_id IS NOT NULL GROUP BY state",
@@ -44,14 +44,14 @@ extension MetadataIndex {
         }
     }
 
-    public func bytesListed(domain: String) async throws -> Int64 {
+    func bytesListed(domain: String) async throws -> Int64 {
         try await pool.read { db in
             try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM item WHERE domain = ? AND is_folder = 0", arguments: [domain]) ?? 0
         }
     }
 
     /// Ids of the domain's items in a stored state (at most `limit`).
-    public func items(in state: StoredState, domain: String, limit: Int = 200) async throws -> [Int64] {
+    func items(in state: StoredState, domain: String, limit: Int = 200) async throws -> [Int64] {
         try await pool.read { db in
             try Int64.fetchAll(db, sql: "SELECT id FROM item WHERE domain = ? AND state = ? ORDER BY id LIMIT ?",
                                arguments: [domain, state.rawValue, limit])

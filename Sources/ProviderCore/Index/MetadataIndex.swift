@@ -8,6 +8,11 @@ import NIOConcurrencyHelpers
 /// Items form a tree of ids (domain, parent id, NFC name), like the File
 /// Provider's item identifiers: a MOVE of a folder is one row update however
 /// many items it holds.
+///
+/// Only opening it is public: the server hands it to each domain's
+/// `Provider`, and the offline commands to `DomainStatus.read` and
+/// `Provider.reset`. What it holds is read and changed through the
+/// provider alone, which keeps it in step with the cache and the upstream.
 public final class MetadataIndex: Sendable {
     let pool: DatabasePool
     /// What `hasLiveLocks` remembers: no live lock seen since the last insert.

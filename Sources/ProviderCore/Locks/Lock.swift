@@ -47,7 +47,8 @@ public struct Lock: Sendable, Equatable {
 
 /// Why a lock could not be taken.
 public enum LockError: Error, Sendable, Equatable {
-    /// An existing lock conflicts; the client gets 423 with `no-conflicting-lock`.
-    case conflict(rootItemID: Int64)
+    /// An existing lock conflicts (the one given, whose root the answer
+    /// names); the client gets 423 with `no-conflicting-lock`.
+    case conflict(Lock)
     case unknownToken
 }
