@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // Layer 0: safe XML on libxml2.
@@ -52,6 +53,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                // The uploader is a service of the server's group (see Uploader.swift).
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -111,6 +114,7 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -146,7 +150,14 @@ let package = Package(
         .testTarget(name: "DurableFilesTests", dependencies: ["DurableFiles"], swiftSettings: swiftSettings),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"], swiftSettings: swiftSettings),
         .testTarget(name: "DAVProtocolTests", dependencies: ["DAVProtocol"], swiftSettings: swiftSettings),
-        .testTarget(name: "ProviderCoreTests", dependencies: ["ProviderCore", "Upstreams"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ProviderCoreTests",
+            dependencies: [
+                "ProviderCore", "Upstreams",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "UpstreamsTests",
             dependencies: [

@@ -4,6 +4,7 @@ import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOSSL
+import ServiceLifecycle
 
 /// The WebDAV server: Hummingbird's HTTP/1.1 server, over TLS unless told
 /// otherwise, with one responder that translates every request into
@@ -19,7 +20,12 @@ public struct DAVServer: Sendable {
 
     /// Runs until cancelled (SIGINT/SIGTERM through service lifecycle).
     /// `onListening` receives the bound port (useful with port 0).
-    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    /// - Parameter services: background work that runs in the server's
+    ///   service group: started with it, and on SIGINT/SIGTERM shut down
+    ///   gracefully after the server has stopped taking requests (a group
+    ///   stops its services last first, and the server is added last), each
+    ///   awaited before this returns.
+    public func run(services: [any Service] = [], onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let responder = DAVResponder(settings: settings, secure: settings.tls != nil)
         // One guard per connection: the header timeout and the answers to
         // broken framing (RequestHeadGuard); Hummingbird's idle timeout
@@ -46,6 +52,7 @@ public struct DAVServer: Sendable {
             responder: responder,
             server: server,
             configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "davgate"),
+            services: services,
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger
         )

@@ -57,6 +57,8 @@ extension Provider {
     /// client may set that to any date), and the budget is checked.
     func contentAdded(_ id: Int64) {
         reads.withLockedValue { $0.lastRead[id] = Date() }
+        // Unstructured: the read or write that added content must not wait
+        // for a pass; passes queue on `evictions` and each ends by itself.
         if budget.isLimited { Task { await enforceBudget() } }
     }
 

@@ -18,6 +18,8 @@ extension Provider {
             return false
         }
         if pins {
+            // Unstructured: the PROPPATCH is answered before the fetch, which, like a GET's, has
+            // nothing to drain at a stop (a fetch cut short leaves only tmp/, emptied at start).
             Task { await fetchPinned(item) }
         }
     }

@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import ServiceLifecycle
 
 /// When a PUT is answered: after the upstream took it, or once it is durable
 /// here and queued in the journal (the File Provider's `itemChanged` upload).
@@ -74,20 +75,28 @@ extension Provider {
         }
     }
 
-    /// Runs the uploads of the journal until the task is cancelled: every
+    /// Runs the uploads of the journal until the task is cancelled or shuts
+    /// down gracefully (in a `ServiceGroup`, as `Uploader` runs it): every
     /// quarter second, the due entries (quiet for the delay, retry time
     /// come, not under a lock) are uploaded, oldest first. It runs in
     /// write-through too: a domain switched from write-back still delivers
     /// what its journal holds.
-    public func runUploads() async {
+    ///
+    /// A graceful stop starts nothing new and lets the uploads in flight
+    /// finish, for `grace` at most: a file half sent is worth finishing, and
+    /// the rest waits in the journal anyway. Past the grace they are
+    /// cancelled, and their entries stay for the next start as well.
+    public func runUploads(grace: Duration = .seconds(30)) async {
         // Items with an upload started: a finished one frees its place at
         // once, so one large upload never holds back the rest.
         let started = NIOLockedValueBox<Set<Int64>>([])
         await withDiscardingTaskGroup { group in
-            while !Task.isCancelled {
+            while !Task.isCancelled, !Task.isShuttingDownGracefully {
                 do {
                     for entry in try await dueUploads() {
                         let id = entry.itemID
+                        // A stop asked while the journal was read starts nothing more.
+                        guard !Task.isShuttingDownGracefully else { break }
                         guard started.withLockedValue({ $0.count < uploads.parallelism }) else { break }
                         guard started.withLockedValue({ $0.insert(id).inserted }) else { continue }
                         group.addTask {
@@ -101,6 +110,27 @@ extension Provider {
                 }
                 try? await Task.sleep(for: .milliseconds(250))
             }
+            // Cancelled: the group cancels what is in flight by itself.
+            guard !Task.isCancelled else { return }
+            await drainUploads(started, within: grace)
+            // Whatever is still running past the grace is cut short.
+            group.cancelAll()
+        }
+    }
+
+    /// Waits until the uploads in `started` are done, for `grace` at most.
+    /// Polled like the journal itself: a stop is no hot path.
+    private func drainUploads(_ started: NIOLockedValueBox<Set<Int64>>, within grace: Duration) async {
+        let deadline = ContinuousClock.now + grace
+        var inFlight = started.withLockedValue { $0.count }
+        guard inFlight > 0 else { return }
+        logger.info("domain \(domain): stopping; the uploads in flight (\(inFlight)) may finish within \(grace)")
+        while inFlight > 0, ContinuousClock.now < deadline, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(50))
+            inFlight = started.withLockedValue { $0.count }
+        }
+        if inFlight > 0 {
+            logger.notice("domain \(domain): the uploads still in flight after \(grace) (\(inFlight)) are cancelled; they go at the next start")
         }
     }
 

@@ -91,13 +91,14 @@ struct Serve: AsyncParsableCommand {
             try await provider.recoverJournal()
             try await provider.adoptMirroredLocks()
         }
-        let uploaders = providers.values.map { provider in Task { await provider.runUploads() } }
-        defer { uploaders.forEach { $0.cancel() } }
-        try await DAVServer(settings: settings, logger: logger).run { port in
+        // The uploads run in the server's service group; by the time `run`
+        // returns, a graceful stop has let them finish (or cut them short
+        // after the grace), so what is reported below is what really waits.
+        let uploader = Uploader(providers: config.domains.compactMap { providers[$0.name] })
+        try await DAVServer(settings: settings, logger: logger).run(services: [uploader]) { port in
             let domains = config.domains.map { "\(scheme)://\(host):\(port)/\($0.name)/" }.joined(separator: ", ")
             say("davgate listening on \(scheme)://\(host):\(port)/ serving \(domains)")
         }
-        uploaders.forEach { $0.cancel() }
         for provider in providers.values {
             await provider.reportPendingAtStop()
         }

@@ -4,8 +4,8 @@ import ProviderCore
 import Upstreams
 
 /// A wrapper around the real directory store that counts calls, can slow
-/// fetches down and can make chosen operations fail: the only place in the
-/// tests where a failure is injected.
+/// fetches, listings and uploads down and can make chosen operations fail:
+/// the only place in the tests where a failure is injected.
 final class FaultyStore: UpstreamStore {
     let base: DirectoryStore
     let fetchCount = NIOLockedValueBox(0)
@@ -41,8 +41,16 @@ final class FaultyStore: UpstreamStore {
         try check("fetch")
         return try await base.fetch(path, range: range, into: destination, observer: observer)
     }
+    /// How long an upload waits before it delivers: an upload in flight
+    /// while the uploader stops. A cancellation cuts it short.
+    let uploadLinger = NIOLockedValueBox<Duration>(.zero)
+    /// The path of every upload begun, in order.
+    let uploadsBegun = NIOLockedValueBox<[ItemPath]>([])
+
     func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation, progress: UploadProgress?) async throws -> UpstreamEntry {
+        uploadsBegun.withLockedValue { $0.append(path) }
         try check("upload")
+        try await Task.sleep(for: uploadLinger.withLockedValue { $0 })
         return try await base.upload(file, to: path, expecting: expecting, progress: progress)
     }
     func makeFolder(_ path: ItemPath) async throws -> UpstreamEntry {

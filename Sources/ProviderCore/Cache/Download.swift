@@ -16,7 +16,7 @@ import Glibc
 public final class Download: Sendable {
     public let itemID: Int64
 
-    private struct State {
+    private struct State: WaitingState {
         /// Where the bytes are now: the temporary file, then the cache file.
         var path: URL
         /// Held open for readers of a sparse file, which a whole download may
@@ -29,9 +29,10 @@ public final class Download: Sendable {
         var outcome: Result<Item, any Error>?
         /// Readers waiting, each for its own condition: woken only once it
         /// holds, not for every chunk that arrives.
-        var waiters: [(until: Condition, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters = WaitQueue<Condition>()
 
-        func holds(_ condition: Condition) -> Bool {
+        /// Whether `condition` holds; a reader takes nothing from the others.
+        func grant(_ condition: Condition) -> Bool {
             if outcome != nil { return true }
             switch condition {
             case .head: return head != nil
@@ -41,7 +42,7 @@ public final class Download: Sendable {
         }
     }
 
-    private enum Condition {
+    private enum Condition: Sendable {
         case head
         /// Everything before this offset is there.
         case bytes(Int64)
@@ -71,6 +72,9 @@ public final class Download: Sendable {
 
     var temporaryFile: URL { state.withLockedValue { $0.path } }
 
+    /// Tasks parked now (tests wait for a waiter to be parked).
+    var waiting: Int { state.withLockedValue { $0.waiters.count } }
+
     /// The upstream answered: readers may now announce the size and ETag.
     func began(_ item: Item) {
         update { $0.head = item }
@@ -95,37 +99,21 @@ public final class Download: Sendable {
     }
 
     private func update(_ change: (inout State) -> Void) {
-        let ready = state.withLockedValue { s -> [CheckedContinuation<Void, Never>] in
-            change(&s)
-            guard !s.waiters.isEmpty else { return [] }
-            var ready: [CheckedContinuation<Void, Never>] = []
-            var waiting: [(until: Condition, continuation: CheckedContinuation<Void, Never>)] = []
-            for waiter in s.waiters {
-                if s.holds(waiter.until) { ready.append(waiter.continuation) } else { waiting.append(waiter) }
-            }
-            s.waiters = waiting
-            return ready
-        }
-        ready.forEach { $0.resume() }
+        state.updateAndWake(change)
     }
 
     /// Waits until `condition` holds or the download is over.
-    private func wait(until condition: Condition) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLockedValue { s -> Bool in
-                if s.holds(condition) { return true }
-                s.waiters.append((condition, continuation))
-                return false
-            }
-            if now { continuation.resume() }
-        }
+    /// - Throws: `CancellationError` when the reader's task is cancelled
+    ///   first (a client gone); the download goes on for the others.
+    private func wait(until condition: Condition) async throws {
+        try await state.wait(for: condition)
     }
 
     /// The item the bytes belong to, once the upstream has answered: its
     /// size and ETag are what a reader announces. Throws the fetch's error
     /// when it failed before that.
     public func head() async throws -> Item {
-        await wait(until: .head)
+        try await wait(until: .head)
         return try state.withLockedValue { s in
             if let head = s.head { return head }
             guard let outcome = s.outcome else { throw ProviderError.local("download ended without an outcome") }
@@ -138,7 +126,7 @@ public final class Download: Sendable {
     /// the download is over); throws the fetch's error. Readers ask for a
     /// chunk's worth, so they wake once per chunk, not per network read.
     public func bytes(upTo end: Int64) async throws -> Int64 {
-        await wait(until: .bytes(end))
+        try await wait(until: .bytes(end))
         return try state.withLockedValue { s in
             if s.available >= end { return s.available }
             guard let outcome = s.outcome else { return s.available }
@@ -154,7 +142,7 @@ public final class Download: Sendable {
 
     /// The finished item (with the version actually fetched).
     public func result() async throws -> Item {
-        await wait(until: .finished)
+        try await wait(until: .finished)
         return try state.withLockedValue { s in
             guard let outcome = s.outcome else { throw ProviderError.local("download ended without an outcome") }
             return try outcome.get()
