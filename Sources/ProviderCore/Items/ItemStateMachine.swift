@@ -66,6 +66,11 @@ public struct ItemStateMachine: Sendable, Equatable {
         public var state: ItemState
         public var event: Event
         public var description: String { "item state \(state.name) cannot take the event \(event)" }
+
+        public init(state: ItemState, event: Event) {
+            self.state = state
+            self.event = event
+        }
     }
 
     public private(set) var state: ItemState
