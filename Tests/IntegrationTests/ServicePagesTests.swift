@@ -62,7 +62,9 @@ struct ServicePagesTests {
             #expect(health["last_success"] is String)
             let items = try #require(files["items"] as? [String: Any])
             #expect(items["files"] as? Int == 2)
-            #expect((items["materialized"] as? Int ?? 0) >= 1, "at least our conflict copy is local")
+            #expect((items["local"] as? Int ?? 0) >= 1, "at least our conflict copy is local")
+            let states = try #require(items["states"] as? [String: Any], "\(items)")
+            #expect(states["conflict"] as? Int == 1, "the conflict copy counted in its state: \(states)")
             let cache = try #require(files["cache"] as? [String: Any])
             #expect((cache["bytes"] as? Int ?? 0) > 0)
             let conflicts = try #require(files["conflicts"] as? [[String: Any]])
@@ -122,6 +124,7 @@ struct ServicePagesTests {
         #expect(offline.output.contains("davgate state at \(server.state.path) (the server was not asked)"), "\(offline.output)")
         #expect(offline.output.contains("upstream:  not asked (offline)"))
         #expect(offline.output.contains("2 pending (3 KB)") && offline.output.contains("    /Bericht 2026.txt: 3 KB, waiting"), "\(offline.output)")
+        #expect(offline.output.contains("states:    2 modified"), "the stored states, read offline: \(offline.output)")
         let json = try runDavgate(["status", "--offline", "--json", "--config", server.configFile.path])
         let parsed = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
         let files = (parsed?["domains"] as? [[String: Any]])?.first { $0["name"] as? String == "files" }
