@@ -39,7 +39,8 @@ extension DAVExchange {
     /// of each lock covering it, and only the lock's owner may use a token.
     /// The provider's check, which a write repeats when it commits.
     func requireLockTokens(for item: Item, provider: Provider, submitted: Set<String>, includeDescendants: Bool = false) async throws {
-        try await provider.check(writeConditions(submitted: submitted, judging: nil), target: item, parent: nil,
+        // Locks only: the request's ETag conditions were judged by `evaluateIfHeader`.
+        try await provider.check(WriteConditions(principal: user, tokens: submitted), target: item, parent: nil,
                                  descendants: includeDescendants)
     }
 
