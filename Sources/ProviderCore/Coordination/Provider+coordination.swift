@@ -35,10 +35,10 @@ extension Provider {
         var locks = try await locks(covering: subject)
         if descendants, let target { locks += try await self.locks(below: target) }
         // One token per lock root suffices: shared locks on one root are alternatives.
-        for (root, group) in Dictionary(grouping: locks, by: \.itemID) {
+        for group in Dictionary(grouping: locks, by: \.itemID).values {
             if group.contains(where: { conditions.tokens.contains($0.token) && $0.principal == conditions.principal }) { continue }
-            let isFolder = try await index.item(id: root)?.isFolder ?? false
-            throw ProviderError.locked(domain: domain, root: try await index.path(of: root), isFolder: isFolder)
+            let root = try await lockRoot(of: group[0])
+            throw ProviderError.locked(domain: domain, root: root.path, isFolder: root.isFolder)
         }
     }
 }

@@ -38,8 +38,7 @@ extension MetadataIndex {
             try db.execute(
                 sql: "INSERT INTO item (domain, parent_id, name, is_folder, modified, created, state) VALUES (?, NULL, '', 1, ?, ?, 'folder')",
                 arguments: [domain, now, now])
-            let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [db.lastInsertedRowID])!
-            return Item(row: row)
+            return try Self.item(db, id: db.lastInsertedRowID)
         }
     }
 
@@ -139,7 +138,7 @@ extension MetadataIndex {
             arguments: [domain, parent, entry.name, entry.isFolder, entry.isFolder ? 0 : entry.size,
                         entry.modified.timeIntervalSince1970, now, entry.version, cachedVersion, entry.executable,
                         listed ? now : nil, initial.rawValue])
-        return Item(row: try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [db.lastInsertedRowID])!)
+        return try Self.item(db, id: db.lastInsertedRowID)
     }
 
     /// Records new content for an existing file: the upstream's entry and a
@@ -297,7 +296,7 @@ extension MetadataIndex {
                         upstream_version = ? WHERE id = ?
                     """, arguments: [entry.version, entry.version, id])
             }
-            return Item(row: try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id])!)
+            return try Self.item(db, id: id)
         }
     }
 }

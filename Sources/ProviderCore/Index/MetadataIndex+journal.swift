@@ -76,7 +76,7 @@ extension MetadataIndex {
                 INSERT INTO journal (domain, item_id, file, size, basis, created, next_attempt) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [domain, id, file, size, basis, now, now])
             try Self.recordChecksum(db, checksum, of: id)
-            return Item(row: try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id])!)
+            return try Self.item(db, id: id)
         }
     }
 

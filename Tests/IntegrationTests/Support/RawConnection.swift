@@ -21,14 +21,7 @@ final class RawConnection: Sendable {
     /// is a client that never starts its handshake.
     static func open(_ server: DavgateProcess, tls: Bool = true) async throws -> RawConnection {
         let recorder = Recorder()
-        let sslContext: NIOSSLContext?
-        if server.tls && tls {
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(server.certificate.path))
-            sslContext = try NIOSSLContext(configuration: configuration)
-        } else {
-            sslContext = nil
-        }
+        let sslContext = server.tls && tls ? try RawHTTP.clientTLS(trusting: server) : nil
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { channel in

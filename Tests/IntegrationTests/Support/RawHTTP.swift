@@ -41,16 +41,16 @@ enum RawHTTP {
         return try parse(raw)
     }
 
+    /// A TLS client context that trusts davgate's own certificate.
+    static func clientTLS(trusting server: DavgateProcess) throws -> NIOSSLContext {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(server.certificate.path))
+        return try NIOSSLContext(configuration: configuration)
+    }
+
     private static func exchange(_ server: DavgateProcess, _ request: Data) async throws -> Data {
         let collector = Collector()
-        let sslContext: NIOSSLContext?
-        if server.tls {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(server.certificate.path))
-            sslContext = try NIOSSLContext(configuration: tls)
-        } else {
-            sslContext = nil
-        }
+        let sslContext = server.tls ? try clientTLS(trusting: server) : nil
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
