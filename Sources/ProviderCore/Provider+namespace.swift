@@ -3,13 +3,17 @@ import Foundation
 /// Namespace changes: MKCOL, DELETE, MOVE and COPY, each applied to the
 /// upstream first and then to the index, one at a time per domain.
 extension Provider {
-    public func makeFolder(at path: ItemPath) async throws -> Item {
+    /// Every change takes the writer's `conditions`, checked under the
+    /// coordination where the change commits (see `WriteConditions`): a
+    /// LOCK granted after the server's early check still stops it.
+    public func makeFolder(at path: ItemPath, conditions: WriteConditions = .unconditional) async throws -> Item {
         guard let name = path.last else { throw ProviderError.exists }
         return try await mutate {
             guard let parent = try await item(at: Array(path.dropLast())), parent.isFolder else {
                 throw ProviderError.parentMissing
             }
             if try await index.child(of: parent.id, named: name) != nil { throw ProviderError.exists }
+            try await check(conditions.locksOnly, target: nil, parent: parent)
             try admit(path)
             let entry = try await upstream { try await store.makeFolder(path) }
             return try await index.insert(entry, parent: parent.id, domain: domain, listed: true)
@@ -17,9 +21,10 @@ extension Provider {
     }
 
     /// Deletes a file, or a folder with everything below it.
-    public func delete(at path: ItemPath) async throws {
+    public func delete(at path: ItemPath, conditions: WriteConditions = .unconditional) async throws {
         try await mutate {
             guard !path.isEmpty, let target = try await item(at: path) else { throw ProviderError.notFound }
+            try await checkRemoval(conditions, of: target, judged: true)
             try await removeBoth(target, at: path)
         }
     }
@@ -63,9 +68,11 @@ extension Provider {
     /// Moves an item; with `overwrite` an existing destination is deleted
     /// first (RFC 4918 section 9.9.3). Returns the moved item and whether a
     /// destination was replaced.
-    public func move(from source: ItemPath, to destination: ItemPath, overwrite: Bool) async throws -> (item: Item, replaced: Bool) {
+    public func move(from source: ItemPath, to destination: ItemPath, overwrite: Bool,
+                     conditions: WriteConditions = .unconditional) async throws -> (item: Item, replaced: Bool) {
         try await mutate {
-            let (moving, parent, existing) = try await prepareTransfer(from: source, to: destination, overwrite: overwrite)
+            let (moving, parent, existing) = try await prepareTransfer(from: source, to: destination, overwrite: overwrite,
+                                                                       conditions: conditions, moving: true)
             // Pending writes reach the upstream under the old name first.
             try await flushUploads(under: moving)
             let move = { try await self.upstream { try await self.store.move(source, to: destination) } }
@@ -77,9 +84,11 @@ extension Provider {
 
     /// Copies an item (a folder with its members when `recursive`), dead
     /// properties included (RFC 4918 section 9.8.2).
-    public func copy(from source: ItemPath, to destination: ItemPath, recursive: Bool, overwrite: Bool) async throws -> (item: Item, replaced: Bool) {
+    public func copy(from source: ItemPath, to destination: ItemPath, recursive: Bool, overwrite: Bool,
+                     conditions: WriteConditions = .unconditional) async throws -> (item: Item, replaced: Bool) {
         try await mutate {
-            let (original, parent, existing) = try await prepareTransfer(from: source, to: destination, overwrite: overwrite)
+            let (original, parent, existing) = try await prepareTransfer(from: source, to: destination, overwrite: overwrite,
+                                                                         conditions: conditions, moving: false)
             try await flushUploads(under: original)
             let copying = { try await self.upstream { try await self.store.copy(source, to: destination, recursive: recursive) } }
             let entry = if let existing { try await replace(existing, at: destination, with: copying) } else { try await copying() }
@@ -99,9 +108,18 @@ extension Provider {
     }
 
     /// Common checks of MOVE and COPY: the source exists, the destination's
-    /// parent is a folder, the two do not overlap, and Overwrite allows it.
-    private func prepareTransfer(from source: ItemPath, to destination: ItemPath, overwrite: Bool) async throws -> (source: Item, parent: Item, existing: Item?) {
+    /// parent is a folder, the two do not overlap, Overwrite allows it, and
+    /// the writer holds the locks: a MOVE's source (and what is below it),
+    /// a replaced destination, and the parents whose members change. COPY
+    /// judges the source's content but changes nothing there.
+    private func prepareTransfer(from source: ItemPath, to destination: ItemPath, overwrite: Bool,
+                                 conditions: WriteConditions, moving: Bool) async throws -> (source: Item, parent: Item, existing: Item?) {
         guard !source.isEmpty, let item = try await item(at: source) else { throw ProviderError.notFound }
+        if moving {
+            try await checkRemoval(conditions, of: item, judged: true)
+        } else {
+            try await check(conditions, target: item, parent: nil, descendants: false, locks: false)
+        }
         guard !destination.isEmpty,
               !destination.starts(with: source), !source.starts(with: destination)
         else { throw ProviderError.overlapping }
@@ -110,7 +128,12 @@ extension Provider {
         }
         let existing = try await index.child(of: parent.id, named: destination.last!)
         if existing != nil && !overwrite { throw ProviderError.exists }
-        if existing == nil { try admit(destination) }
+        if let existing {
+            try await checkRemoval(conditions, of: existing, judged: false)
+        } else {
+            try await check(conditions.locksOnly, target: nil, parent: parent)
+            try admit(destination)
+        }
         return (item, parent, existing)
     }
 }

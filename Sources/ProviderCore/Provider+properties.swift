@@ -11,8 +11,14 @@ extension Provider {
     /// Applies a PROPPATCH. Setting davgate's `pinned` property pins the
     /// item: its content (everything below, for a folder) is fetched now, in
     /// the background, and never evicted while the property is there.
-    public func changeProperties(of item: Item, _ changes: [PropertyChange]) async throws {
-        try await index.applyPropertyChanges(changes, to: item.id)
+    ///
+    /// The item's locks are checked under the coordination, as a write's are.
+    public func changeProperties(of item: Item, _ changes: [PropertyChange],
+                                 conditions: WriteConditions = .unconditional) async throws {
+        try await coordinated {
+            try await check(conditions.locksOnly, target: item, parent: nil)
+            try await index.applyPropertyChanges(changes, to: item.id)
+        }
         let pins = changes.contains { change in
             if case .set(let property) = change { return property.namespace == Self.namespace && property.name == "pinned" }
             return false

@@ -50,27 +50,16 @@ extension DAVExchange {
         }
         let submitted = try await evaluateIfHeader()
         try checkWriteConditions(source)
-        if isMove {
-            try await requireLockTokens(for: source, provider: provider, submitted: submitted, includeDescendants: true)
-            if let parent = try await provider.item(at: Array(itemPath.dropLast())) {
-                try await requireLockTokens(for: parent, provider: provider, submitted: submitted)
-            }
-        }
-        if let existing = try await provider.item(at: target) {
-            guard overwrite else {
-                throw DAVError(.preconditionFailed, "the destination exists and Overwrite is F")
-            }
-            try await requireLockTokens(for: existing, provider: provider, submitted: submitted, includeDescendants: true)
-        }
-        if let parent = try await provider.item(at: Array(target.dropLast())) {
-            try await requireLockTokens(for: parent, provider: provider, submitted: submitted)
-        }
+        // The provider checks the locks (the source's for a MOVE, a replaced
+        // destination's, the parents') where the change commits.
+        let conditions = writeConditions(submitted: submitted, judging: source)
         let replaced: Bool
         do {
             if isMove {
-                replaced = try await provider.move(from: itemPath, to: target, overwrite: overwrite).replaced
+                replaced = try await provider.move(from: itemPath, to: target, overwrite: overwrite, conditions: conditions).replaced
             } else {
-                replaced = try await provider.copy(from: itemPath, to: target, recursive: depth == .infinity, overwrite: overwrite).replaced
+                replaced = try await provider.copy(from: itemPath, to: target, recursive: depth == .infinity, overwrite: overwrite,
+                                                   conditions: conditions).replaced
             }
         } catch ProviderError.nameRefused(let violation) {
             throw DAVError.nameRefused(violation, inDestination: true)

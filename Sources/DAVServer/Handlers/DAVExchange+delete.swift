@@ -6,7 +6,7 @@ import ProviderCore
 
 extension DAVExchange {
     /// DELETE (RFC 4918 section 9.6): a collection goes with all its members
-    /// (Depth must be infinity), after the lock tokens of everything below
+    /// (Depth must be infinity), when the lock tokens of everything below
     /// were submitted.
     func delete() async throws -> Response {
         let provider = try requireDomain()
@@ -17,11 +17,9 @@ extension DAVExchange {
         }
         let submitted = try await evaluateIfHeader()
         try checkWriteConditions(item)
-        try await requireLockTokens(for: item, provider: provider, submitted: submitted, includeDescendants: true)
-        if let parent = try await provider.item(at: Array(itemPath.dropLast())) {
-            try await requireLockTokens(for: parent, provider: provider, submitted: submitted)
-        }
-        try await provider.delete(at: itemPath)
+        // The provider checks the locks (the item's, below it, its parent's)
+        // where the DELETE commits, so a LOCK granted meanwhile stops it.
+        try await provider.delete(at: itemPath, conditions: writeConditions(submitted: submitted, judging: item))
         return Self.response(.noContent)
     }
 }

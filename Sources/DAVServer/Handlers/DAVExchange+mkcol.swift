@@ -20,8 +20,7 @@ extension DAVExchange {
             throw DAVError(ProviderError.parentMissing)
         }
         let submitted = try await evaluateIfHeader()
-        try await requireLockTokens(for: parent, provider: provider, submitted: submitted)
-        _ = try await provider.makeFolder(at: itemPath)
+        _ = try await provider.makeFolder(at: itemPath, conditions: writeConditions(submitted: submitted, judging: nil))
         return Self.response(.created)
     }
 }

@@ -40,7 +40,7 @@ extension DAVExchange {
         let href = self.href(itemPath, isFolder: item.isFolder)
         let body: String
         if protected.isEmpty {
-            try await provider.changeProperties(of: item, changes)
+            try await provider.changeProperties(of: item, changes, conditions: WriteConditions(principal: user, tokens: submitted))
             body = Multistatus.response(href: href, propstats: [PropStat(status: 200, properties: names.map(PropertyXML.empty))])
         } else {
             let others = names.filter { !protected.contains($0) }

@@ -3,9 +3,9 @@
 ///
 /// Lock order (a lock may be taken while holding the ones above it, never
 /// the other way round):
-/// 1. `mutations`, the domain's coordination: namespace changes, the commit
-///    of a write (checked against `WriteConditions` inside it) and the
-///    grant of a new lock, one at a time. Write-through uploads run under
+/// 1. `mutations`, the domain's coordination: namespace changes and the
+///    commit of a write (each checked against its `WriteConditions` inside
+///    it), and the grant of a new lock, one at a time. Write-through uploads run under
 ///    it; write-back commits are a rename and a transaction.
 /// 2. `uploadSlots`: one upload per item, a DELETE holding its items.
 /// 3. `listingApplication`: a listing's generation check with its
@@ -21,17 +21,30 @@ extension Provider {
         try await mutations.withLock(body)
     }
 
+    /// The checks of a change that removes or replaces `item` (DELETE, a
+    /// MOVE's source, an overwritten destination): its locks and those
+    /// below it, and its parent's. `judged`: whether the request's
+    /// conditions were about this item.
+    func checkRemoval(_ conditions: WriteConditions, of item: Item, judged: Bool) async throws {
+        try await check(judged ? conditions : conditions.locksOnly, target: item, parent: nil, descendants: true)
+        if let parentID = item.parentID, let parent = try await index.item(id: parentID) {
+            try await check(conditions.locksOnly, target: nil, parent: parent)
+        }
+    }
+
     /// Throws unless `conditions` allow a write to `target` (nil: a new
     /// item under `parent`): every lock covering it (and, with
     /// `descendants`, every lock below it) must have one of its tokens
     /// submitted by its owner, and the content must be what the request's
     /// conditions were judged against. The server calls it before a body,
-    /// the provider again under the coordination at commit.
-    public func check(_ conditions: WriteConditions, target: Item?, parent: Item?, descendants: Bool = false) async throws {
+    /// the provider again under the coordination at commit. `locks` false:
+    /// the content only (a COPY's source, which the COPY does not change).
+    public func check(_ conditions: WriteConditions, target: Item?, parent: Item?, descendants: Bool = false,
+                      locks checkingLocks: Bool = true) async throws {
         if let judged = conditions.judgedAgainst, judged != WriteConditions.judged(target) {
             throw ProviderError.conditionChanged
         }
-        guard let subject = target ?? parent else { return }
+        guard checkingLocks, let subject = target ?? parent else { return }
         var locks = try await locks(covering: subject)
         if descendants, let target { locks += try await self.locks(below: target) }
         // One token per lock root suffices: shared locks on one root are alternatives.

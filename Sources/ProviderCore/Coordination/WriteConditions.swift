@@ -33,6 +33,13 @@ public struct WriteConditions: Sendable, Equatable {
     /// (the background uploader, tests).
     public static let unconditional = WriteConditions(principal: "")
 
+    /// The same holder, judging nothing: for the other items a change
+    /// touches (a parent, a destination), whose locks count but whose
+    /// content the request's conditions were not about.
+    public var locksOnly: WriteConditions {
+        WriteConditions(principal: principal, tokens: tokens)
+    }
+
     /// How `item` (nil: nothing there) is judged: its ETag, or absent.
     public static func judged(_ item: Item?) -> Judged {
         guard let item, !item.isFolder else { return .absent }
