@@ -197,25 +197,8 @@ extension Provider {
                     uploaded = try await upstream { try await store.upload(file, to: path, expecting: basis, progress: progress) }
                     await upstreamChanged()
                 } catch ProviderError.upstream(.versionMismatch) {
-                    let now = try await upstream { try await store.stat(path) }
-                    // Gone upstream, and this edit was of what was there. (A new
-                    // file's name with nothing visible there is taken by what
-                    // the store hides: a conflict like any other.)
-                    if now == nil, entry.basis != nil {
-                        logger.warning("deleted upstream while edited here; created again", metadata: ["path": "\(Self.display(path))"])
-                        uploaded = try await upstream { try await store.upload(file, to: path, expecting: .absent) }
-                        await upstreamChanged()
-                        cache.removeOutbox(try await index.completeUpload(entry, uploaded: uploaded))
-                        return
-                    }
-                    guard let parentID = try await index.item(id: entry.itemID)?.parentID, let parent = try await index.item(id: parentID) else { return }
-                    _ = try await keepBoth(file, at: path, parent: parent)
-                    let (files, stillDirty) = try await index.abandonUpload(entry, upstream: now)
-                    // The item reads as the upstream's version now, unless a
-                    // newer write of ours is still on its way.
-                    if !stillDirty { cache.remove([entry.itemID]) }
-                    cache.removeOutbox(files)
-                    return
+                    guard let settled = try await afterMismatch(of: entry, file: file, at: path, progress: progress) else { return }
+                    uploaded = settled
                 }
                 metrics.uploads.increment()
                 metrics.uploadedBytes.increment(by: uploaded.size)

@@ -133,6 +133,10 @@ public struct DirectoryStore: UpstreamStore {
                 unlinkat(parent, temporary, 0)
                 throw Self.error(code)
             }
+            // rename(2) does nothing when both names are links to one inode
+            // (the upstream already holds this very file, as after an upload
+            // cut off before davgate recorded it): the temporary name stays.
+            unlinkat(parent, temporary, 0)
             Self.syncFolder(target.folder)
             var st = Glibc.stat()
             guard fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { throw Self.error(errno) }
