@@ -109,6 +109,13 @@ struct ContentCache: Sendable {
         unlink(temporaryFile.path)
     }
 
+    /// Puts a file moved aside back as the item's content, unless a newer
+    /// one was installed meanwhile (then the aside one is stale and goes).
+    func restore(_ aside: URL, for id: Int64) {
+        link(aside.path, file(for: id).path)
+        unlink(aside.path)
+    }
+
     /// One content file: whose it is, its bytes on disk, when it was written.
     struct ContentFile: Sendable {
         var id: Int64

@@ -26,15 +26,22 @@ extension MetadataIndex {
         }
     }
 
-    /// Makes a materialized file a placeholder again, unless its content
-    /// changed meanwhile (then the cached bytes are someone else's concern).
-    /// Returns whether it did.
-    func markEvicted(id: Int64, cachedVersion: String) async throws -> Bool {
+    /// Makes a materialized file a placeholder again (a placeholder's
+    /// sparse ranges go without a change of state), unless its content
+    /// changed since eviction chose it (`cachedVersion` then differs: a
+    /// write landed, a newer version was fetched) or its state is one the
+    /// machine does not evict. Returns whether it did; a file whose item is
+    /// gone may always go.
+    func markEvicted(id: Int64, cachedVersion: String?) async throws -> Bool {
         try await pool.write { db in
-            guard let state = try String.fetchOne(db, sql: "SELECT state FROM item WHERE id = ? AND cached_version = ?",
-                                                  arguments: [id, cachedVersion]) else { return false }
-            // A placeholder's sparse ranges go without a change of state.
-            if state != StoredState.placeholder.rawValue { try Self.advance(db, id: id, on: .evicted) }
+            guard let row = try Row.fetchOne(db, sql: "SELECT state, cached_version FROM item WHERE id = ?", arguments: [id]) else { return true }
+            guard (row[1] as String?) == cachedVersion,
+                  let state = StoredState(rawValue: row[0])
+            else { return false }
+            if state != .placeholder {
+                guard StoredState.evictable.contains(state) else { return false }
+                try Self.advance(db, id: id, on: .evicted)
+            }
             try db.execute(sql: "UPDATE item SET cached_version = NULL WHERE id = ?", arguments: [id])
             return true
         }

@@ -1,0 +1,45 @@
+import Foundation
+@testable import ProviderCore
+import Testing
+
+/// Eviction chooses its files from what the index said a moment before; a
+/// write that lands in between must keep its content (the order a budget
+/// pass racing a PUT of a file it chose produces).
+@Suite("eviction racing a write")
+struct EvictionRaceTests {
+    @Test("a file written after eviction chose it keeps its new content, and the read serves it")
+    func writeBetweenChoiceAndEviction() async throws {
+        let f = try Fixture(ttl: 600, writeMode: .back)
+        defer { f.cleanUp() }
+        try f.write("upstream version", "a.txt")
+        let listed = try #require(try await f.provider.item(at: ["a.txt"]))
+        _ = try await f.provider.contents(of: listed, at: ["a.txt"])
+        let chosen = try #require(try await f.provider.item(at: ["a.txt"]))
+        #expect(chosen.state == .materialized)
+
+        _ = try await f.put("written here", at: ["a.txt"])
+        #expect(try await f.provider.evict(chosen.id, cachedVersion: chosen.cachedVersion) == false)
+
+        let now = try #require(try await f.provider.item(at: ["a.txt"]))
+        #expect(f.provider.state(of: now) == .modified)
+        guard case .file(let url) = try f.provider.openContents(of: now, at: ["a.txt"]) else {
+            Issue.record("a file written here must be served from the cache")
+            return
+        }
+        #expect(try String(contentsOf: url, encoding: .utf8) == "written here")
+    }
+
+    @Test("an unchanged file chosen for eviction goes back to a placeholder")
+    func unchangedFileIsEvicted() async throws {
+        let f = try Fixture(ttl: 600, writeMode: .back)
+        defer { f.cleanUp() }
+        try f.write("upstream version", "a.txt")
+        let listed = try #require(try await f.provider.item(at: ["a.txt"]))
+        _ = try await f.provider.contents(of: listed, at: ["a.txt"])
+        let chosen = try #require(try await f.provider.item(at: ["a.txt"]))
+        #expect(try await f.provider.evict(chosen.id, cachedVersion: chosen.cachedVersion))
+        let now = try #require(try await f.provider.item(at: ["a.txt"]))
+        #expect(f.provider.state(of: now) == .placeholder)
+        #expect(!f.provider.cache.hasFile(for: now.id))
+    }
+}
