@@ -13,11 +13,11 @@ struct AsyncMutexTests {
         let waiter = Task { try await mutex.withLock { ran.withLockedValue { $0 = true } } }
         #expect(await eventually { mutex.waiting == 1 })
         waiter.cancel()
-        #expect(isCancellation(await outcome(of: waiter, within: .seconds(2))), "it stops waiting while the lock is still held")
+        #expect(isCancellation(await outcome(of: waiter, within: prompt)), "it stops waiting while the lock is still held")
         #expect(mutex.waiting == 0)
         release.finish()
         let next = Task { try await mutex.withLock { 42 } }
-        #expect(try await outcome(of: next, within: .seconds(2))?.get() == 42)
+        #expect(try await outcome(of: next, within: prompt)?.get() == 42)
         #expect(!ran.withLockedValue { $0 })
     }
 
@@ -30,7 +30,7 @@ struct AsyncMutexTests {
             withUnsafeCurrentTask { $0?.cancel() }
             try await mutex.withLock {}
         }
-        #expect(isCancellation(await outcome(of: waiter, within: .seconds(2))))
+        #expect(isCancellation(await outcome(of: waiter, within: prompt)))
         #expect(mutex.waiting == 0)
     }
 
@@ -41,7 +41,7 @@ struct AsyncMutexTests {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await mutex.withLock { "ran" }
         }
-        #expect(try await outcome(of: task, within: .seconds(2))?.get() == "ran")
+        #expect(try await outcome(of: task, within: prompt)?.get() == "ran")
     }
 
     @Test("waiters get the lock in the order they asked; a cancelled one leaves its place")
@@ -55,10 +55,10 @@ struct AsyncMutexTests {
             #expect(await eventually { mutex.waiting == i }, "waiter \(i) parked behind the others")
         }
         waiters[2].cancel()
-        #expect(isCancellation(await outcome(of: waiters[2], within: .seconds(2))))
+        #expect(isCancellation(await outcome(of: waiters[2], within: prompt)))
         release.finish()
         for (i, waiter) in waiters.enumerated() where i != 2 {
-            #expect(await outcome(of: waiter, within: .seconds(2)) != nil)
+            #expect(await outcome(of: waiter, within: prompt) != nil)
         }
         #expect(order.withLockedValue { $0 } == [1, 2, 4, 5])
     }
@@ -74,10 +74,10 @@ struct AsyncMutexTests {
             async let cancelled: Void = waiter.cancel()
             release.finish()
             await cancelled
-            let ended = await outcome(of: waiter, within: .seconds(2))
+            let ended = await outcome(of: waiter, within: prompt)
             #expect(ended != nil)
             let next = Task { try await mutex.withLock {} }
-            #expect(await outcome(of: next, within: .seconds(2)) != nil, "the lock is still usable")
+            #expect(await outcome(of: next, within: prompt) != nil, "the lock is still usable")
         }
     }
 }

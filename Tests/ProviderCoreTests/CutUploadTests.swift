@@ -24,7 +24,7 @@ struct CutUploadTests {
     func drain(_ f: Fixture) async throws {
         let uploader = Task { await f.provider.runUploads() }
         defer { uploader.cancel() }
-        #expect(try await eventually(within: .seconds(10)) { try await f.provider.index.journal(domain: "files").isEmpty })
+        #expect(try await eventually { try await f.provider.index.journal(domain: "files").isEmpty })
     }
 
     func names(_ f: Fixture) throws -> [String] {

@@ -13,10 +13,10 @@ struct DownloadWaitTests {
         let staying = Task { try await download.bytes(upTo: 50) }
         #expect(await eventually { download.waiting == 2 })
         leaving.cancel()
-        #expect(isCancellation(await outcome(of: leaving, within: .seconds(2))))
+        #expect(isCancellation(await outcome(of: leaving, within: prompt)))
         #expect(download.waiting == 1)
         download.reached(60)
-        #expect(try await outcome(of: staying, within: .seconds(2))?.get() == 60)
+        #expect(try await outcome(of: staying, within: prompt)?.get() == 60)
     }
 
     @Test("readers cancelled while they wait for the head or the end return at once with CancellationError")
@@ -27,8 +27,8 @@ struct DownloadWaitTests {
         #expect(await eventually { download.waiting == 2 })
         head.cancel()
         result.cancel()
-        #expect(isCancellation(await outcome(of: head, within: .seconds(2))))
-        #expect(isCancellation(await outcome(of: result, within: .seconds(2))))
+        #expect(isCancellation(await outcome(of: head, within: prompt)))
+        #expect(isCancellation(await outcome(of: result, within: prompt)))
         #expect(download.waiting == 0)
     }
 }

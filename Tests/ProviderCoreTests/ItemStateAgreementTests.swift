@@ -21,7 +21,7 @@ struct ItemStateAgreementTests {
         func upload(until done: @escaping @Sendable () async throws -> Bool) async throws {
             let uploader = Task { await provider.runUploads() }
             defer { uploader.cancel() }
-            #expect(try await eventually(within: .seconds(10)) { try await done() })
+            #expect(try await eventually { try await done() })
         }
 
         // Upstream files, listed as placeholders.

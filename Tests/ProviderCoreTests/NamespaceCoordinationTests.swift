@@ -7,7 +7,8 @@ import Testing
 /// they commit, under the coordination that grants a LOCK, as a PUT does:
 /// a LOCK queued ahead of them wins even though the server's early look
 /// found no lock. The order is forced with a write-through upload holding
-/// the coordination: the LOCK waits first, the change second.
+/// the coordination: the LOCK waits first, the change second, and then the
+/// upload is cancelled.
 @Suite("namespace changes coordinated with LOCK")
 struct NamespaceCoordinationTests {
     static let stranger = WriteConditions(principal: "bob")
@@ -18,7 +19,8 @@ struct NamespaceCoordinationTests {
         let provider = f.provider
         let target = try #require(try await provider.item(at: path))
         f.store.uploadsBegun.withLockedValue { $0 = [] }
-        f.store.uploadLinger.withLockedValue { $0 = .milliseconds(800) }
+        // Held until both wait, however slow the machine: then cancelled.
+        f.store.uploadLinger.withLockedValue { $0 = .seconds(60) }
         let slow = Task { try await f.put("slow", at: ["slow-\(UUID().uuidString).txt"]) }
         #expect(await eventually { f.store.uploadsBegun.withLockedValue { $0.count } > 0 })
         let lock = Task {
@@ -27,8 +29,9 @@ struct NamespaceCoordinationTests {
         #expect(await eventually { provider.mutations.waiting == 1 }, "the LOCK waits first")
         let outcome = Task { try await change() }
         #expect(await eventually { provider.mutations.waiting == 2 }, "the change waits behind it")
-        _ = try await slow.value
         f.store.uploadLinger.withLockedValue { $0 = .zero }
+        slow.cancel()
+        _ = try? await slow.value
         let granted = try await lock.value
         let refused: (any Error)?
         do {

@@ -14,11 +14,11 @@ struct UploadSlotsTests {
         let waiter = Task { try await slots.withUpload(of: 2) { ran.withLockedValue { $0 = true } } }
         #expect(await eventually { slots.waiting == 1 })
         waiter.cancel()
-        #expect(isCancellation(await outcome(of: waiter, within: .seconds(2))))
+        #expect(isCancellation(await outcome(of: waiter, within: prompt)))
         #expect(slots.waiting == 0)
         release.finish()
         let next = Task { try await slots.withUpload(of: 3) { 3 } }
-        #expect(try await outcome(of: next, within: .seconds(2))?.get() == 3)
+        #expect(try await outcome(of: next, within: prompt)?.get() == 3)
         #expect(!ran.withLockedValue { $0 })
     }
 
@@ -33,8 +33,8 @@ struct UploadSlotsTests {
         let upload = Task { try await slots.withUpload(of: 1) { 1 } }
         #expect(await eventually { slots.waiting == 2 })
         delete.cancel()
-        #expect(isCancellation(await outcome(of: delete, within: .seconds(2))))
-        #expect(try await outcome(of: upload, within: .seconds(2))?.get() == 1, "without waiting for the upload of item 2")
+        #expect(isCancellation(await outcome(of: delete, within: prompt)))
+        #expect(try await outcome(of: upload, within: prompt)?.get() == 1, "without waiting for the upload of item 2")
     }
 
     @Test("uploads waiting for the one slot get it in the order they asked; a cancelled one leaves its place")
@@ -48,10 +48,10 @@ struct UploadSlotsTests {
             #expect(await eventually { slots.waiting == Int(id) })
         }
         waiters[1].cancel()
-        #expect(isCancellation(await outcome(of: waiters[1], within: .seconds(2))))
+        #expect(isCancellation(await outcome(of: waiters[1], within: prompt)))
         release.finish()
         for (i, waiter) in waiters.enumerated() where i != 1 {
-            #expect(await outcome(of: waiter, within: .seconds(2)) != nil)
+            #expect(await outcome(of: waiter, within: prompt) != nil)
         }
         #expect(order.withLockedValue { $0 } == [1, 3, 4])
     }

@@ -3,6 +3,12 @@ import NIOConcurrencyHelpers
 /// Waiting in tests without ever hanging the run: the thing under test may
 /// be exactly a wait that never ends.
 
+/// How long a wait that must end promptly may take before the test calls
+/// it hung: a wait that ignores cancellation never ends, so the bound only
+/// has to stay clear of a loaded two-core machine running every suite at
+/// once, where two seconds were not always enough.
+let prompt: Duration = .seconds(15)
+
 /// The task's outcome if it ends within `limit`, nil if it does not. Never
 /// waits longer, even for a task that ignores cancellation (awaiting
 /// `task.value` directly would then hang the test).
@@ -25,7 +31,7 @@ func outcome<T: Sendable>(of task: Task<T, any Error>, within limit: Duration) a
 }
 
 /// Polls `condition` until it holds; false when it still does not after `limit`.
-func eventually(within limit: Duration = .seconds(5), _ condition: () async throws -> Bool) async rethrows -> Bool {
+func eventually(within limit: Duration = prompt, _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
