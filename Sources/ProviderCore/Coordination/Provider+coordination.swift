@@ -3,10 +3,10 @@
 ///
 /// Lock order (a lock may be taken while holding the ones above it, never
 /// the other way round):
-/// 1. `mutations`, the domain's coordination: namespace changes and the
+/// 1. `mutations`, the domain's coordination: namespace changes, the
 ///    commit of a write (each checked against its `WriteConditions` inside
-///    it), and the grant of a new lock, one at a time. Write-through uploads run under
-///    it; write-back commits are a rename and a transaction.
+///    it) and the grant of a new lock, one at a time. Write-through uploads
+///    run under it; write-back commits are a rename and a transaction.
 /// 2. `uploadSlots`: one upload per item, a DELETE holding its items.
 /// 3. `listingApplication`: a listing's generation check with its
 ///    application, and an upload's generation bump.

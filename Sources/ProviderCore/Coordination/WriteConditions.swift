@@ -29,8 +29,9 @@ public struct WriteConditions: Sendable, Equatable {
         self.judgedAgainst = judgedAgainst
     }
 
-    /// For callers inside the core that hold no locks and judged nothing
-    /// (the background uploader, tests).
+    /// A writer that holds no lock and judged nothing: refused wherever a
+    /// lock stands. The default of the namespace calls, for callers that
+    /// speak for no client (tests, the CLI).
     public static let unconditional = WriteConditions(principal: "")
 
     /// The same holder, judging nothing: for the other items a change

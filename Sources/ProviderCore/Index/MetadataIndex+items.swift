@@ -114,7 +114,7 @@ extension MetadataIndex {
     /// - Parameter conflictCopy: the item holds our edit kept beside the
     ///   upstream's newer version (its state starts as `conflict`).
     func insert(_ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String? = nil, listed: Bool = false,
-                       checksum: String? = nil, conflictCopy: Bool = false) async throws -> Item {
+                checksum: String? = nil, conflictCopy: Bool = false) async throws -> Item {
         try await pool.write { db in
             let item = try Self.insert(db, entry, parent: parent, domain: domain, cachedVersion: cachedVersion, listed: listed,
                                        state: conflictCopy ? .conflict : nil)

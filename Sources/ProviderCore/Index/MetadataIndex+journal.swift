@@ -46,7 +46,7 @@ extension MetadataIndex {
     /// its upload. The basis is the upstream version before the first
     /// pending edit, so a chain of edits uploads as one change.
     func recordLocalWrite(existing: Item?, parent: Int64, domain: String, name: String,
-                                 size: Int64, modified: Date, file: String, checksum: String? = nil) async throws -> Item {
+                          size: Int64, modified: Date, file: String, checksum: String? = nil) async throws -> Item {
         try await pool.write { db in
             let now = Date().timeIntervalSince1970
             let id: Int64
