@@ -46,9 +46,12 @@ let package = Package(
         .target(name: "DAVProtocol", dependencies: ["DAVXML"], swiftSettings: swiftSettings),
 
         // Layer 1': the File Provider analog; knows nothing about HTTP.
+        // sqlite3_config, variadic in C, for the index's one setting Swift cannot make.
+        .target(name: "CSQLiteTuning", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
             name: "ProviderCore",
             dependencies: [
+                "DurableFiles", "CSQLiteTuning",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -142,6 +145,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -6,6 +6,12 @@ import NIOConcurrencyHelpers
 /// Content writes: durable, conditional uploads (`itemChanged`), with
 /// keep-both conflict handling.
 extension Provider {
+    /// The largest body a write may hand over unsynced with its bytes
+    /// (`WriteRequest.content`): write-back journals them, and one grouped
+    /// fsync of the journal replaces an fsync of each small file. Zero in
+    /// write-through, where the upstream takes the bytes before the answer.
+    public var inlineWriteLimit: Int { writeMode == .back ? 64 * 1024 : 0 }
+
     /// A fresh file for the body of a PUT; the caller writes and fsyncs it,
     /// then hands it to `write` or `discardWrite`.
     public func newWriteFile() -> URL {
@@ -24,6 +30,8 @@ extension Provider {
         /// Set when the upstream had moved on since the version the write
         /// was based on: both were kept, and ours is this copy's.
         public var conflictCopy: ItemPath?
+        /// The lock granted with the write (`createLockedEmptyFile`).
+        public var lock: Lock? = nil
     }
 
     /// Makes a completely written, fsynced file the content at its path: the
@@ -42,12 +50,22 @@ extension Provider {
     /// when it was deleted upstream meanwhile, ours is created again.
     public func write(_ request: WriteRequest) async throws -> WriteOutcome {
         let outcome: WriteOutcome
+        var stamped = request
         do {
-            var stamped = request
             stamped.modified = try request.stampModificationTime()
+            if writeMode == .back {
+                // Before the coordination: the rename's folder sync is then
+                // grouped with other writers', not waited for by all of them.
+                stamped.outbox = try await cache.moveToOutbox(request.file, durable: request.content == nil)
+            } else if request.content != nil {
+                // Only the journal keeps unsynced bytes durable.
+                stamped.content = nil
+                try await blocking { try ContentCache.syncFile(request.file) }
+            }
             outcome = try await commit(stamped)
         } catch {
             cache.discard(request.file)
+            if let name = stamped.outbox { cache.removeOutbox([name]) }
             throw error
         }
         contentAdded(outcome.item.id)
@@ -55,53 +73,64 @@ extension Provider {
     }
 
     private func commit(_ request: WriteRequest) async throws -> WriteOutcome {
+        try await mutate {
+            defer { cache.discard(request.file) }
+            var outcome = try await commitCoordinated(request)
+            if var lock = request.lock, outcome.conflictCopy == nil {
+                lock.itemID = outcome.item.id
+                try await index.insertLock(lock, ancestry: try await index.ancestry(of: lock.itemID))
+                outcome.lock = lock
+            }
+            return outcome
+        }
+    }
+
+    /// The commit of a write, under the domain's coordination (`commit`).
+    private func commitCoordinated(_ request: WriteRequest) async throws -> WriteOutcome {
         let path = request.path
         guard let name = path.last else { throw ProviderError.wrongKind }
-        return try await mutate {
-            defer { cache.discard(request.file) }
-            guard let parent = try await item(at: Array(path.dropLast())), parent.isFolder else {
-                throw ProviderError.parentMissing
-            }
-            var existing = try await index.child(of: parent.id, named: name)
-            if existing?.isFolder == true { throw ProviderError.wrongKind }
-            if existing == nil { try admit(path) }
-            try await check(request.conditions, target: existing, parent: parent)
-            if writeMode == .back {
-                return try await recordWrite(request, parent: parent, existing: existing)
-            }
-            // Switched from write-back with this file's older bytes still in
-            // the journal: they go first, so these can never be overtaken.
-            if let dirty = existing, dirty.dirty {
-                try await flushUploads(under: dirty)
-                existing = try await index.item(id: dirty.id)
-            }
-            let basis: UpstreamExpectation = existing?.upstreamVersion.map { .version($0) } ?? .absent
-            let entry: UpstreamEntry
-            metrics.uploadsInFlight.increment()
-            defer { metrics.uploadsInFlight.decrement() }
-            do {
-                entry = try await upstream { try await store.upload(request.file, to: path, expecting: basis) }
-                metrics.uploads.increment()
-                metrics.uploadedBytes.increment(by: entry.size)
-            } catch ProviderError.upstream(.versionMismatch) {
-                if existing != nil, try await upstream({ try await store.stat(path) }) == nil {
-                    logger.warning("deleted upstream while edited here; created again", metadata: ["path": "\(Self.display(path))"])
-                    entry = try await upstream { try await store.upload(request.file, to: path, expecting: .absent) }
-                } else {
-                    return try await keepBoth(request.file, at: path, parent: parent, checksum: request.checksum)
-                }
-            }
-            if let existing {
-                try cache.install(request.file, for: existing.id)
-                let updated = try await index.updateContent(id: existing.id, entry: entry, event: .written(through: true),
-                                                            checksum: request.checksum)
-                return WriteOutcome(item: updated, created: false)
-            }
-            let created = try await index.insert(entry, parent: parent.id, domain: domain, cachedVersion: entry.version,
-                                                 checksum: request.checksum)
-            try cache.install(request.file, for: created.id)
-            return WriteOutcome(item: created, created: true)
+        guard let parent = try await item(at: Array(path.dropLast())), parent.isFolder else {
+            throw ProviderError.parentMissing
         }
+        var existing = try await index.child(of: parent.id, named: name)
+        if existing?.isFolder == true { throw ProviderError.wrongKind }
+        if existing == nil { try admit(path) }
+        try await check(request.conditions, target: existing, parent: parent)
+        if let outbox = request.outbox {
+            return try await recordWrite(request, outbox: outbox, parent: parent, existing: existing)
+        }
+        // Switched from write-back with this file's older bytes still in
+        // the journal: they go first, so these can never be overtaken.
+        if let dirty = existing, dirty.dirty {
+            try await flushUploads(under: dirty)
+            existing = try await index.item(id: dirty.id)
+        }
+        let basis: UpstreamExpectation = existing?.upstreamVersion.map { .version($0) } ?? .absent
+        let entry: UpstreamEntry
+        metrics.uploadsInFlight.increment()
+        defer { metrics.uploadsInFlight.decrement() }
+        do {
+            entry = try await upstream { try await store.upload(request.file, to: path, expecting: basis) }
+            metrics.uploads.increment()
+            metrics.uploadedBytes.increment(by: entry.size)
+        } catch ProviderError.upstream(.versionMismatch) {
+            if existing != nil, try await upstream({ try await store.stat(path) }) == nil {
+                logger.warning("deleted upstream while edited here; created again", metadata: ["path": "\(Self.display(path))"])
+                entry = try await upstream { try await store.upload(request.file, to: path, expecting: .absent) }
+            } else {
+                return try await keepBoth(request.file, at: path, parent: parent, checksum: request.checksum)
+            }
+        }
+        if let existing {
+            try cache.install(request.file, for: existing.id)
+            let updated = try await index.updateContent(id: existing.id, entry: entry, event: .written(through: true),
+                                                        checksum: request.checksum)
+            return WriteOutcome(item: updated, created: false)
+        }
+        let created = try await index.insert(entry, parent: parent.id, domain: domain, cachedVersion: entry.version,
+                                             checksum: request.checksum)
+        try cache.install(request.file, for: created.id)
+        return WriteOutcome(item: created, created: true)
     }
 
     /// Stores our bytes as a conflict copy beside the upstream's newer file,
@@ -154,12 +183,29 @@ extension Provider {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
     }
 
-    /// Creates an empty file (LOCK on an unmapped URL, RFC 4918 section 7.3).
-    public func createEmptyFile(at path: ItemPath, conditions: WriteConditions) async throws -> Item {
+    /// LOCK of an unmapped URL (RFC 4918 section 7.3): creates an empty
+    /// file and grants the lock on it in one coordination, so that of
+    /// several LOCKs racing for a new name the one that creates the file is
+    /// the one that holds it. Nil when the name was taken meanwhile (the
+    /// caller locks what is there); a condition of the request's own that
+    /// fails is thrown as usual.
+    public func createLockedEmptyFile(at path: ItemPath, conditions: WriteConditions, depthInfinity: Bool, exclusive: Bool,
+                                      ownerXML: String?, principal: String, timeout: Int?) async throws -> (item: Item, lock: Lock)? {
         let file = newWriteFile()
         guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
             throw ProviderError.local("cannot create a file in the cache folder")
         }
-        return try await write(WriteRequest(path: path, file: file, size: 0, conditions: conditions)).item
+        var required = conditions
+        required.judgedAgainst = conditions.judgedAgainst ?? WriteConditions.judged(nil)
+        var request = WriteRequest(path: path, file: file, size: 0, conditions: required)
+        request.lock = newLock(on: -1, isFolder: false, depthInfinity: depthInfinity, exclusive: exclusive, ownerXML: ownerXML,
+                               principal: principal, timeout: timeout, createdItem: true)
+        do {
+            let outcome = try await write(request)
+            guard let lock = outcome.lock else { return nil }
+            return (outcome.item, lock)
+        } catch ProviderError.conditionChanged where conditions.judgedAgainst == nil {
+            return nil
+        }
     }
 }

@@ -40,10 +40,8 @@ extension Provider {
     public func createLock(on item: Item, depthInfinity: Bool, exclusive: Bool, ownerXML: String?, principal: String,
                            timeout: Int?, createdItem: Bool = false) async throws -> Lock {
         let now = Date()
-        var lock = Lock(token: "urn:uuid:\(UUID().uuidString.lowercased())", itemID: item.id,
-                        depthInfinity: depthInfinity && item.isFolder, exclusive: exclusive, ownerXML: ownerXML,
-                        principal: principal, timeout: timeout, expires: timeout.map { now.addingTimeInterval(TimeInterval($0)) },
-                        createdItem: createdItem)
+        var lock = newLock(on: item.id, isFolder: item.isFolder, depthInfinity: depthInfinity, exclusive: exclusive, ownerXML: ownerXML,
+                           principal: principal, timeout: timeout, createdItem: createdItem, now: now)
         // Granted under the coordination: a write committing now either
         // landed before (the lock covers what it wrote) or sees this lock
         // and is refused; never granted and then overwritten.
@@ -75,6 +73,15 @@ extension Provider {
             }
         }
         return lock
+    }
+
+    /// A lock not granted yet, with a fresh unguessable token.
+    func newLock(on itemID: Int64, isFolder: Bool, depthInfinity: Bool, exclusive: Bool, ownerXML: String?, principal: String,
+                 timeout: Int?, createdItem: Bool, now: Date = Date()) -> Lock {
+        Lock(token: "urn:uuid:\(UUID().uuidString.lowercased())", itemID: itemID,
+             depthInfinity: depthInfinity && isFolder, exclusive: exclusive, ownerXML: ownerXML,
+             principal: principal, timeout: timeout, expires: timeout.map { now.addingTimeInterval(TimeInterval($0)) },
+             createdItem: createdItem)
     }
 
     /// Mirrored: exclusive locks on files the upstream has. Not shared

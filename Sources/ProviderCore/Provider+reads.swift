@@ -13,7 +13,8 @@ extension Provider {
     /// Where a reader finds an item's content: a complete local file, or a
     /// download to follow (in flight, or a range fetched before).
     public enum Content: Sendable {
-        case file(URL)
+        /// The path of the cache file (a path, not a URL: cheaper on the hot path).
+        case file(path: String)
         case download(Download)
     }
 
@@ -38,7 +39,7 @@ extension Provider {
         guard item.kind == .file else { throw ProviderError.wrongKind }
         if item.isMaterialized, cache.hasFile(for: item.id) {
             metrics.cacheHits.increment()
-            return .file(cache.file(for: item.id))
+            return .file(path: cache.path(for: item.id))
         }
         let plan = try fetches.withLockedValue { table -> Plan in
             if let running = table.whole[item.id] { return .follow(running) }
@@ -88,8 +89,8 @@ extension Provider {
     /// carries the version of the bytes in the file.
     public func contents(of item: Item, at path: ItemPath) async throws -> (item: Item, file: URL) {
         switch try openContents(of: item, at: path) {
-        case .file(let url):
-            return (item, url)
+        case .file(let path):
+            return (item, URL(fileURLWithPath: path, isDirectory: false))
         case .download(let download):
             return (try await download.result(), cache.file(for: item.id))
         }

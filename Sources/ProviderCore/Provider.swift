@@ -173,7 +173,7 @@ public final class Provider: Sendable {
     /// Runs a namespace change: one at a time per domain, and marked so that
     /// concurrent listing refreshes discard what they fetched.
     func mutate<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        try await mutations.withLock {
+        try await coordinated {
             generation.withLockedValue { $0 &+= 1 }
             defer { generation.withLockedValue { $0 &+= 1 } }
             return try await body()

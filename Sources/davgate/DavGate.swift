@@ -1,7 +1,6 @@
 import ArgumentParser
 
-/// The davgate command line: one subcommand per job.
-@main
+/// The davgate command line: one subcommand per job (started by `Entrypoint`).
 struct DavGate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "davgate",

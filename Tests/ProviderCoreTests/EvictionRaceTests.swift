@@ -22,11 +22,11 @@ struct EvictionRaceTests {
 
         let now = try #require(try await f.provider.item(at: ["a.txt"]))
         #expect(f.provider.state(of: now) == .modified)
-        guard case .file(let url) = try f.provider.openContents(of: now, at: ["a.txt"]) else {
+        guard case .file(let path) = try f.provider.openContents(of: now, at: ["a.txt"]) else {
             Issue.record("a file written here must be served from the cache")
             return
         }
-        #expect(try String(contentsOf: url, encoding: .utf8) == "written here")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "written here")
     }
 
     @Test("an unchanged file chosen for eviction goes back to a placeholder")

@@ -8,10 +8,13 @@ struct BasicCredentials: Sendable {
     var password: String
 
     init?(header: String?) {
-        guard let header, header.count > 6,
-              header.prefix(6).lowercased() == "basic " else { return nil }
-        let encoded = header.dropFirst(6).trimmingCharacters(in: .whitespaces)
-        guard let data = Data(base64Encoded: encoded),
+        guard let header, header.utf8.count > 6,
+              header.utf8.prefix(6).elementsEqual("basic ".utf8, by: { $0 | 0x20 == $1 }) else { return nil }
+        // Every request carries this header: UTF-8 views, not Foundation's
+        // character sets, which cost more than the rest of the check.
+        let encoded = header.utf8.dropFirst(6).drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let trimmed = encoded.reversed().drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }.count
+        guard let data = Data(base64Encoded: Data(encoded.prefix(trimmed))),
               let decoded = String(data: data, encoding: .utf8),
               let colon = decoded.firstIndex(of: ":") else { return nil }
         user = String(decoded[..<colon])

@@ -62,8 +62,8 @@ extension DAVExchange {
             do {
                 let wanted = try requestedRange(item, size: item.size)
                 switch try provider.openContents(of: item, at: itemPath, range: wanted) {
-                case .file(let url):
-                    let file = try OpenFile(path: url.path)
+                case .file(let path):
+                    let file = try OpenFile(path: path)
                     return (item, .file(file), file.size)
                 case .download(let download):
                     let head = try await download.head()

@@ -27,20 +27,25 @@ extension DAVExchange {
         let submitted = try await evaluateIfHeader()
         var created = false
         let item: Item
-        if let existing = try await provider.item(at: itemPath) {
-            item = existing
-        } else {
-            guard !itemPath.isEmpty, let parent = try await provider.item(at: Array(itemPath.dropLast())), parent.isFolder else {
-                throw DAVError(ProviderError.parentMissing)
-            }
-            item = try await provider.createEmptyFile(at: itemPath, conditions: writeConditions(submitted: submitted, judging: nil))
-            created = true
-        }
         let lock: Lock
         do {
-            lock = try await provider.createLock(on: item, depthInfinity: depth == .infinity, exclusive: info.scope == .exclusive,
-                                                 ownerXML: info.owner?.serialized(), principal: user, timeout: timeout,
-                                                 createdItem: created)
+            let existing = try await provider.item(at: itemPath)
+            if existing == nil {
+                guard !itemPath.isEmpty, let parent = try await provider.item(at: Array(itemPath.dropLast())), parent.isFolder else {
+                    throw DAVError(ProviderError.parentMissing)
+                }
+            }
+            if existing == nil,
+               let new = try await provider.createLockedEmptyFile(at: itemPath, conditions: writeConditions(submitted: submitted, judging: nil),
+                                                                  depthInfinity: depth == .infinity, exclusive: info.scope == .exclusive,
+                                                                  ownerXML: info.owner?.serialized(), principal: user, timeout: timeout) {
+                (item, lock, created) = (new.item, new.lock, true)
+            } else {
+                // There, or made by a LOCK racing this one: lock what is there.
+                if let existing { item = existing } else { item = try await requireItem(provider) }
+                lock = try await provider.createLock(on: item, depthInfinity: depth == .infinity, exclusive: info.scope == .exclusive,
+                                                     ownerXML: info.owner?.serialized(), principal: user, timeout: timeout)
+            }
         } catch LockError.conflict(let held) {
             let rootHref = try await lockRootHref(held, provider: provider)
             var error = DAVError.locked(rootHref: rootHref)

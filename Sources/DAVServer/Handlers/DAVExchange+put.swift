@@ -45,7 +45,7 @@ extension DAVExchange {
         let started = ContinuousClock.now
         let body: BodyFileWriter.Written
         do {
-            body = try await BodyFileWriter.write(request.body, to: file)
+            body = try await BodyFileWriter.write(request.body, to: file, inlineLimit: provider.inlineWriteLimit)
         } catch {
             provider.discardWrite(file)
             if let error = error as? ProviderError { throw error }
@@ -64,7 +64,7 @@ extension DAVExchange {
         }
         let outcome = try await provider.write(WriteRequest(
             path: itemPath, file: file, size: written, checksum: body.checksum,
-            modified: ownCloud.mtime.map { Date(timeIntervalSince1970: $0) }, conditions: conditions))
+            modified: ownCloud.mtime.map { Date(timeIntervalSince1970: $0) }, conditions: conditions, content: body.content))
         logTransfer(context, "PUT", path.href(collection: false), bytes: written, since: started)
         ServerMetrics.bytesReceived.increment(by: written)
         var fields = HTTPFields()

@@ -8,9 +8,10 @@ import Glibc
 #endif
 
 /// Writes a request body to a new file: chunks are gathered into about
-/// 1 MiB of writes done off the cooperative pool, and the file is fsynced
-/// before it counts as written. Memory stays at about 1 MiB however large
-/// the body.
+/// 1 MiB of writes done off the event loops, and the file is fsynced before
+/// it counts as written, unless the body is small enough for the provider
+/// to journal its bytes (then they are returned instead). Memory stays at
+/// about 1 MiB however large the body.
 struct BodyFileWriter {
     static let bufferSize = 1 << 20
 
@@ -20,11 +21,14 @@ struct BodyFileWriter {
         var count: Int64
         var sha1: String
         var checksum: String { "SHA1:" + sha1 }
+        /// The bytes, when at most `inlineLimit`: the file was not fsynced.
+        var content: Data?
     }
 
     /// Streams `body` into `url` (created, must not exist). On any error the
     /// file is removed and the error rethrown.
-    static func write<Body: AsyncSequence>(_ body: Body, to url: URL) async throws -> Written where Body.Element == ByteBuffer {
+    static func write<Body: AsyncSequence>(_ body: Body, to url: URL, inlineLimit: Int = 0) async throws -> Written
+    where Body.Element == ByteBuffer {
         let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw FileDescriptor.error("cannot create upload file", errno) }
         let file = FileDescriptor(fd)
@@ -45,11 +49,16 @@ struct BodyFileWriter {
                     pendingBytes = 0
                 }
             }
+            var content: Data?
+            if total == 0 && pendingBytes <= inlineLimit {
+                content = Data(capacity: pendingBytes)
+                for buffer in pending { buffer.withUnsafeReadableBytes { content?.append(contentsOf: $0) } }
+            }
             if pendingBytes > 0 {
                 total += try await file.write(pending)
             }
-            try await file.sync()
-            return Written(count: total, sha1: hash.finalize().map { String(format: "%02x", $0) }.joined())
+            if content == nil { try await file.sync() }
+            return Written(count: total, sha1: hash.finalize().map { String(format: "%02x", $0) }.joined(), content: content)
         } catch {
             unlink(url.path)
             throw error

@@ -1,3 +1,4 @@
+import DurableFiles
 import Foundation
 
 /// The local content of materialized items: one file per item, named by the
@@ -6,16 +7,22 @@ import Foundation
 /// visible by rename, so a crash or a cut connection leaves nothing partial.
 struct ContentCache: Sendable {
     let folder: URL
+    /// `folder` as a path, kept: building a file URL costs more than the
+    /// read of a small file it names.
+    let folderPath: String
     let temporary: URL
 
     /// Acknowledged writes waiting for their upload (write-back): kept
     /// across restarts, each named in a journal row.
     let outbox: URL
+    private let outboxSync: GroupSync
 
     init(folder: URL) throws {
         self.folder = folder
+        folderPath = folder.path
         temporary = folder.appendingPathComponent("tmp", isDirectory: true)
         outbox = folder.appendingPathComponent("outbox", isDirectory: true)
+        outboxSync = GroupSync { [outbox] in try Self.syncFolder(outbox) }
         let fm = FileManager.default
         try fm.createDirectory(at: temporary, withIntermediateDirectories: true)
         try fm.createDirectory(at: outbox, withIntermediateDirectories: true)
@@ -32,11 +39,15 @@ struct ContentCache: Sendable {
     }
 
     func file(for id: Int64) -> URL {
-        folder.appendingPathComponent(String(id, radix: 16))
+        URL(fileURLWithPath: path(for: id), isDirectory: false)
+    }
+
+    func path(for id: Int64) -> String {
+        folderPath + "/" + String(id, radix: 16)
     }
 
     func hasFile(for id: Int64) -> Bool {
-        access(file(for: id).path, F_OK) == 0
+        access(path(for: id), F_OK) == 0
     }
 
     /// A fresh name for a write or fetch in progress.
@@ -55,15 +66,45 @@ struct ContentCache: Sendable {
         outbox.appendingPathComponent(name)
     }
 
-    /// Moves a complete, fsynced file into the outbox under a new name, and
-    /// makes the name durable; returns the name.
-    func moveToOutbox(_ file: URL) throws -> String {
+    /// Moves a complete file into the outbox under a new name; returns the
+    /// name. `durable`: the file was fsynced and the name is made durable
+    /// too (one folder fsync for every writer waiting); otherwise the
+    /// journal holds the bytes and `rebuildOutbox` restores them.
+    func moveToOutbox(_ file: URL, durable: Bool) async throws -> String {
         let name = UUID().uuidString
         guard rename(file.path, outboxFile(name).path) == 0 else {
             throw ProviderError.local("cannot move a write into the outbox: \(String(cString: strerror(errno)))")
         }
-        try Self.syncFolder(outbox)
+        if durable { try await outboxSync.sync() }
         return name
+    }
+
+    /// Whether the outbox file `name` holds exactly `content`.
+    func outboxHolds(_ name: String, _ content: Data) -> Bool {
+        guard let data = FileManager.default.contents(atPath: outboxFile(name).path) else { return false }
+        return data == content
+    }
+
+    static func syncFile(_ file: URL) throws {
+        guard try fsync(path: file.path) else { throw ProviderError.local("cannot sync \(file.path): it is gone") }
+    }
+
+    /// Writes a small write's outbox file again from the bytes the journal
+    /// kept (after a crash it may be missing, short or empty: it was never
+    /// fsynced), with its modification time, durably.
+    func rebuildOutbox(_ name: String, content: Data, modified: Date) throws {
+        let path = outboxFile(name).path
+        do {
+            try AtomicFile.replace(path, with: content, mode: 0o600)
+        } catch {
+            throw ProviderError.local("cannot rebuild the outbox file \(path): \(error)")
+        }
+        let seconds = modified.timeIntervalSince1970, whole = seconds.rounded(.down)
+        var times = [timespec(tv_sec: time_t(whole), tv_nsec: Int((seconds - whole) * 1e9))]
+        times.append(times[0])
+        guard utimensat(AT_FDCWD, path, &times, 0) == 0 else {
+            throw ProviderError.local("cannot set the modification time of \(path): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Makes the outbox file `name` the item's content too (a hard link:
@@ -95,10 +136,7 @@ struct ContentCache: Sendable {
     }
 
     static func syncFolder(_ folder: URL) throws {
-        let fd = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw ProviderError.local("cannot open \(folder.path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw ProviderError.local("cannot sync \(folder.path): \(String(cString: strerror(errno)))") }
+        guard try fsync(path: folder.path) else { throw ProviderError.local("cannot sync \(folder.path): it is gone") }
     }
 
     func remove(_ ids: [Int64]) {

@@ -9,8 +9,9 @@ import Glibc
 /// conditions under which the writer may commit.
 public struct WriteRequest: Sendable {
     public var path: ItemPath
-    /// A file from `Provider.newWriteFile()`, completely written and fsynced;
-    /// the provider owns it from the call on (moves or deletes it).
+    /// A file from `Provider.newWriteFile()`, completely written and fsynced
+    /// (or, with `content`, written); the provider owns it from the call on
+    /// (moves or deletes it).
     public var file: URL
     /// The bytes received; the file must hold exactly these.
     public var size: Int64
@@ -21,9 +22,21 @@ public struct WriteRequest: Sendable {
     /// `X-OC-Mtime`); nil: the time of the write.
     public var modified: Date?
     public var conditions: WriteConditions
+    /// The bytes of a small write (at most `Provider.inlineWriteLimit`),
+    /// when the file was not fsynced: the journal keeps them durable in its
+    /// grouped commit instead of an fsync of the file for each write.
+    public var content: Data?
+    /// Write-back: the name `file` was moved to in the outbox, before the
+    /// commit (set by the provider).
+    var outbox: String?
+    /// A lock granted on the written item in the same coordination as the
+    /// write (a LOCK of an unmapped URL); its item id is filled in then.
+    var lock: Lock?
 
-    public init(path: ItemPath, file: URL, size: Int64, checksum: String? = nil, modified: Date? = nil, conditions: WriteConditions) {
+    public init(path: ItemPath, file: URL, size: Int64, checksum: String? = nil, modified: Date? = nil,
+                conditions: WriteConditions, content: Data? = nil) {
         self.path = path
+        self.content = content
         self.file = file
         self.size = size
         self.checksum = checksum

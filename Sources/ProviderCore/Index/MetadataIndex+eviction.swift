@@ -33,7 +33,7 @@ extension MetadataIndex {
     /// machine does not evict. Returns whether it did; a file whose item is
     /// gone may always go.
     func markEvicted(id: Int64, cachedVersion: String?) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT state, cached_version FROM item WHERE id = ?", arguments: [id]) else { return true }
             guard (row[1] as String?) == cachedVersion,
                   let state = StoredState(rawValue: row[0])

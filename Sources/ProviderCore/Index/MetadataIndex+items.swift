@@ -25,12 +25,12 @@ extension Item {
 extension MetadataIndex {
     func root(domain: String) async throws -> Item {
         // Every request resolves from the root: read first, the hot path writes nothing.
-        let existing: Item? = try await pool.read { db in
+        let existing: Item? = try lookup { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL"), arguments: [domain])
                 .map(Item.init(row:))
         }
         if let existing { return existing }
-        return try await pool.write { db in
+        return try await write { db in
             if let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL"), arguments: [domain]) {
                 return Item(row: row)
             }
@@ -46,7 +46,7 @@ extension MetadataIndex {
     /// first, stopping at the first name that is missing (or below a file).
     /// Empty when the domain has no root yet.
     func chain(domain: String, path: ItemPath) async throws -> [Item] {
-        try await pool.read { db in
+        try chains.value(for: ChainKey(domain: domain, path: path)) { try lookup { db in
             guard let root = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL"), arguments: [domain]).map(Item.init(row:)) else {
                 return []
             }
@@ -58,17 +58,17 @@ extension MetadataIndex {
                 chain.append(child)
             }
             return chain
-        }
+        } }
     }
 
     func item(id: Int64) async throws -> Item? {
-        try await pool.read { db in
+        try lookup { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id]).map(Item.init(row:))
         }
     }
 
     func child(of parent: Int64, named name: String) async throws -> Item? {
-        try await pool.read { db in
+        try lookup { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?"), arguments: [parent, name]).map(Item.init(row:))
         }
     }
@@ -76,7 +76,7 @@ extension MetadataIndex {
     /// One page of a folder's children in name order, starting after `name`;
     /// PROPFIND walks large folders page by page so memory stays flat.
     func children(of parent: Int64, after name: String? = nil, limit: Int = 500) async throws -> [Item] {
-        try await pool.read { db in
+        try lookup { db in
             if let name {
                 return try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name > ? ORDER BY name LIMIT ?"), arguments: [parent, name, limit]).map(Item.init(row:))
             }
@@ -99,7 +99,7 @@ extension MetadataIndex {
 
     /// The ids from the root down to `id`, inclusive (for lock inheritance).
     func ancestry(of id: Int64) async throws -> [Int64] {
-        try await pool.read { db in
+        try lookup { db in
             try Int64.fetchAll(db, sql: """
                 WITH RECURSIVE up(id, parent_id, depth) AS (
                     SELECT id, parent_id, 0 FROM item WHERE id = ?
@@ -115,7 +115,7 @@ extension MetadataIndex {
     ///   upstream's newer version (its state starts as `conflict`).
     func insert(_ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String? = nil, listed: Bool = false,
                 checksum: String? = nil, conflictCopy: Bool = false) async throws -> Item {
-        try await pool.write { db in
+        try await write { db in
             let item = try Self.insert(db, entry, parent: parent, domain: domain, cachedVersion: cachedVersion, listed: listed,
                                        state: conflictCopy ? .conflict : nil)
             guard checksum != nil else { return item }
@@ -148,7 +148,7 @@ extension MetadataIndex {
     @discardableResult
     func updateContent(id: Int64, entry: UpstreamEntry, event: ItemStateMachine.Event, checksum: String? = nil) async throws -> Item {
         let cachedVersion: String? = event == .written(through: true) ? entry.version : nil
-        return try await pool.write { db in
+        return try await write { db in
             try Self.advance(db, id: id, on: event)
             try db.execute(
                 sql: """
@@ -165,7 +165,7 @@ extension MetadataIndex {
     /// unless the row moved on meanwhile (then the fetched bytes are already
     /// stale and stay unused).
     func markCached(id: Int64, version: String) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT state, upstream_version FROM item WHERE id = ?", arguments: [id]),
                   (row[1] as String?) == version
             else { return false }
@@ -193,7 +193,7 @@ extension MetadataIndex {
     }
 
     func markListed(id: Int64, at date: Date = Date()) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE item SET listed_at = ? WHERE id = ?", arguments: [date.timeIntervalSince1970, id])
         }
     }
@@ -221,7 +221,7 @@ extension MetadataIndex {
     /// cached content and bump the ETag, vanished names go. Returns the ids
     /// whose cached content is now stale or gone (for the cache to delete).
     func applyListing(folder: Int64, domain: String, entries: [UpstreamEntry], version: String? = nil) async throws -> [Int64] {
-        try await pool.write { db in
+        try await write { db in
             var existing: [String: Item] = [:]
             for row in try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ?"), arguments: [folder]) {
                 let item = Item(row: row)
@@ -265,7 +265,7 @@ extension MetadataIndex {
     /// Deletes an item and everything below it (properties and locks go by
     /// cascade); returns the ids whose cache files must be removed.
     func delete(id: Int64) async throws -> [Int64] {
-        try await pool.write { db in try Self.deleteSubtree(db, id: id) }
+        try await write { db in try Self.deleteSubtree(db, id: id) }
     }
 
     static func deleteSubtree(_ db: Database, id: Int64) throws -> [Int64] {
@@ -281,7 +281,7 @@ extension MetadataIndex {
     /// subtree are dropped: RFC 4918 section 7.5, a lock does not move with
     /// its resource.
     func move(id: Int64, to parent: Int64, name: String, entry: UpstreamEntry) async throws -> Item {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: """
                 WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
                 DELETE FROM lock WHERE item_id IN (SELECT id FROM sub)
@@ -304,7 +304,7 @@ extension MetadataIndex {
 extension MetadataIndex {
     /// The item path of an item (names below its domain's root).
     func path(of id: Int64) async throws -> ItemPath {
-        try await pool.read { db in
+        try lookup { db in
             try String.fetchAll(db, sql: """
                 WITH RECURSIVE up(id, parent_id, name, depth) AS (
                     SELECT id, parent_id, name, 0 FROM item WHERE id = ?
@@ -329,7 +329,7 @@ extension MetadataIndex {
     /// Forgets a domain entirely: its items (placeholders), dead properties
     /// and locks go; the upstream is not touched. Returns how many items went.
     func resetDomain(_ domain: String) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             let count = try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM item WHERE domain = ?"), arguments: [domain]) ?? 0
             try db.execute(sql: "DELETE FROM item WHERE domain = ? AND parent_id IS NULL", arguments: [domain])
             return count

@@ -38,16 +38,19 @@ public struct JournalEntry: Sendable, Equatable {
 
 /// The write-back journal: rows written in the same transaction as the item
 /// they change, so an acknowledged write and its place in the upload queue
-/// are durable together (`PRAGMA synchronous = FULL`).
+/// are durable together (`MetadataIndex.write` returns once they are).
 extension MetadataIndex {
     /// Records a write of `size` bytes at `name` under `parent` whose bytes
     /// are durable in the outbox as `file`: the item (created, or updated
     /// with a new content version) becomes dirty, and a journal row queues
     /// its upload. The basis is the upstream version before the first
-    /// pending edit, so a chain of edits uploads as one change.
+    /// pending edit, so a chain of edits uploads as one change. `content`:
+    /// the bytes of a small write, kept in the row because the outbox file
+    /// was not fsynced.
     func recordLocalWrite(existing: Item?, parent: Int64, domain: String, name: String,
-                          size: Int64, modified: Date, file: String, checksum: String? = nil) async throws -> Item {
-        try await pool.write { db in
+                          size: Int64, modified: Date, file: String, content: Data? = nil,
+                          checksum: String? = nil) async throws -> Item {
+        try await write { db in
             let now = Date().timeIntervalSince1970
             let id: Int64
             let basis: String?
@@ -73,8 +76,8 @@ extension MetadataIndex {
                 id = db.lastInsertedRowID
             }
             try db.execute(sql: """
-                INSERT INTO journal (domain, item_id, file, size, basis, created, next_attempt) VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [domain, id, file, size, basis, now, now])
+                INSERT INTO journal (domain, item_id, file, size, basis, created, next_attempt, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [domain, id, file, size, basis, now, now, content])
             try Self.recordChecksum(db, checksum, of: id)
             return try Self.item(db, id: id)
         }
@@ -150,7 +153,7 @@ extension MetadataIndex {
     /// one is now based on what we uploaded). Returns the outbox files of the
     /// rows that went, for the caller to delete.
     func completeUpload(_ entry: JournalEntry, uploaded: UpstreamEntry) async throws -> [String] {
-        try await pool.write { db in
+        try await write { db in
             let (files, newer) = try Self.settle(db, entry)
             try Self.advance(db, id: entry.itemID, on: .uploadSucceeded(newerPending: newer > 0))
             if newer == 0 {
@@ -174,7 +177,7 @@ extension MetadataIndex {
     /// show (a link leading out of a folder upstream); the item keeps no
     /// version and goes with the next listing, which does not name it.
     func abandonUpload(_ entry: JournalEntry, upstream: UpstreamEntry?) async throws -> (files: [String], stillDirty: Bool) {
-        try await pool.write { db in
+        try await write { db in
             let (files, newer) = try Self.settle(db, entry)
             try Self.advance(db, id: entry.itemID, on: .versionMismatch(newerPending: newer > 0))
             if newer == 0, let upstream {
@@ -196,7 +199,7 @@ extension MetadataIndex {
     /// reported, never dropped).
     /// - Parameter reached: the attempt may have left bytes upstream.
     func uploadFailed(_ entry: JournalEntry, error: String, next: Date, failed: Bool, reached: Bool) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: """
                 UPDATE journal SET attempts = attempts + 1, last_error = ?, next_attempt = ?, failed = ?, reached = reached OR ? WHERE seq = ?
                 """, arguments: [error, next.timeIntervalSince1970, failed, reached, entry.seq])
@@ -218,7 +221,7 @@ extension MetadataIndex {
     /// there is nothing left to upload). Returns the outbox files.
     func dropJournal(of ids: [Int64]) async throws -> [String] {
         guard !ids.isEmpty else { return [] }
-        return try await pool.write { db in
+        return try await write { db in
             let marks = Array(repeating: "?", count: ids.count).joined(separator: ",")
             let files = try String.fetchAll(db, sql: "SELECT file FROM journal WHERE item_id IN (\(marks))", arguments: StatementArguments(ids))
             try db.execute(sql: "DELETE FROM journal WHERE item_id IN (\(marks))", arguments: StatementArguments(ids))
@@ -238,6 +241,17 @@ extension MetadataIndex {
                 )
                 SELECT id FROM held
                 """, arguments: [domain, now.timeIntervalSince1970]))
+        }
+    }
+
+    /// The small writes whose bytes the journal holds: outbox name, bytes
+    /// and the item's modification time, to rebuild their outbox files.
+    func inlineWrites(domain: String) async throws -> [(file: String, content: Data, modified: Date)] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT journal.file, journal.content, item.modified FROM journal JOIN item ON item.id = journal.item_id
+                WHERE journal.domain = ? AND journal.content IS NOT NULL
+                """, arguments: [domain]).map { ($0[0], $0[1], Date(timeIntervalSince1970: $0[2])) }
         }
     }
 }

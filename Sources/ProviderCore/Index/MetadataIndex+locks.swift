@@ -20,7 +20,7 @@ extension MetadataIndex {
     func locksCovering(ancestry: [Int64], now: Date = Date()) async throws -> [Lock] {
         guard let item = ancestry.last else { return [] }
         let ancestors = ancestry.dropLast()
-        return try await pool.read { db in
+        return try lookup { db in
             var locks = try Row.fetchAll(db, sql: "SELECT \(Lock.columns) FROM lock WHERE item_id = ? AND \(Self.live)",
                                          arguments: [item, now.timeIntervalSince1970]).map(Lock.init(row:))
             if !ancestors.isEmpty {
@@ -46,7 +46,7 @@ extension MetadataIndex {
     }
 
     func lock(token: String, now: Date = Date()) async throws -> Lock? {
-        try await pool.read { db in
+        try lookup { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE token = ? AND \(Self.live)"), arguments: [token, now.timeIntervalSince1970]).map(Lock.init(row:))
         }
     }
@@ -58,7 +58,7 @@ extension MetadataIndex {
             state.none = false
             state.insertions &+= 1
         }
-        try await pool.write { db in
+        try await write { db in
             let t = now.timeIntervalSince1970
             try db.execute(sql: "DELETE FROM lock WHERE expires IS NOT NULL AND expires <= ?", arguments: [t])
             let ancestors = Array(ancestry.dropLast())
@@ -85,7 +85,7 @@ extension MetadataIndex {
     }
 
     func refreshLock(token: String, timeout: Int?, now: Date = Date()) async throws -> Lock? {
-        try await pool.write { db in
+        try await write { db in
             let expires = timeout.map { now.timeIntervalSince1970 + Double($0) }
             try db.execute(sql: "UPDATE lock SET timeout = ?, expires = ? WHERE token = ? AND \(Self.live)",
                            arguments: [timeout, expires, token, now.timeIntervalSince1970])
@@ -96,7 +96,7 @@ extension MetadataIndex {
 
     /// Records the upstream's token of a mirrored lock.
     func setUpstreamToken(_ upstreamToken: String, of token: String) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE lock SET upstream_token = ? WHERE token = ?", arguments: [upstreamToken, token])
         }
     }
@@ -114,7 +114,7 @@ extension MetadataIndex {
 
     @discardableResult
     func removeLock(token: String) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM lock WHERE token = ?", arguments: [token])
             return db.changesCount > 0
         }
@@ -133,7 +133,7 @@ extension MetadataIndex {
     func hasLiveLocks(now: Date = Date()) async throws -> Bool {
         let before = lockState.withLockedValue { $0 }
         if before.none { return false }
-        let any = try await pool.read { db in
+        let any = try lookup { db in
             try Bool.fetchOne(try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM lock WHERE \(Self.live))"), arguments: [now.timeIntervalSince1970]) ?? false
         }
         if !any {

@@ -1,0 +1,18 @@
+import ArgumentParser
+import NIOCore
+import NIOPosix
+
+/// The process entry: before anything else runs, SwiftNIO's event loops
+/// become Swift concurrency's global executor. A request then runs on the
+/// loop whose socket it came from, and an `await` resumes there, instead of
+/// hopping between the loops' threads and a second pool of the same size
+/// (profiled in issue 14: most of the small-request time was spent in
+/// context switches between them). What blocks for longer than a page-cache
+/// read (fsync, rename, copies, upstream I/O) is moved off by `blocking`.
+@main
+enum Entrypoint {
+    static func main() async {
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        await DavGate.main()
+    }
+}
