@@ -55,6 +55,8 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // NIOThreadPool, where blocking file system calls run (Support/Blocking.swift).
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 // The uploader is a service of the server's group (see Uploader.swift).
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -103,7 +103,10 @@ extension Provider {
                 while !Task.isCancelled, !Task.isShuttingDownGracefully {
                     var backlog = false
                     do {
-                        for entry in try await dueUploads() {
+                        // Read again after every finished upload: the ones in
+                        // flight, and enough others to fill their places past
+                        // a few held back by locks.
+                        for entry in try await dueUploads(limit: uploads.parallelism + 32) {
                             let id = entry.itemID
                             // A stop asked while the journal was read starts nothing more.
                             guard !Task.isShuttingDownGracefully else { break }
@@ -168,8 +171,8 @@ extension Provider {
 
     /// The entries due now, oldest first: quiet for the delay, retry time
     /// come, and not under a lock.
-    func dueUploads() async throws -> [JournalEntry] {
-        let due = try await index.uploadsDue(domain: domain, quietSince: Date().addingTimeInterval(-uploads.quietDelay))
+    func dueUploads(limit: Int = 64) async throws -> [JournalEntry] {
+        let due = try await index.uploadsDue(domain: domain, quietSince: Date().addingTimeInterval(-uploads.quietDelay), limit: limit)
         guard !due.isEmpty else { return [] }
         let locked = try await index.lockedItems(domain: domain)
         return due.filter { !locked.contains($0.itemID) }

@@ -42,7 +42,13 @@ struct ItemStateAgreementTests {
         // A conflict: our new file meets one created upstream meanwhile.
         _ = try await f.put("ours", at: ["c.txt"])
         try f.write("theirs", "c.txt")
-        try await upload { try await provider.status().conflicts.count == 1 }
+        // Done once the copy is there and the upload's journal entry is
+        // settled too: the copy is recorded first, and an uploader cancelled
+        // in between leaves c.txt's entry to the failure injected next.
+        try await upload {
+            let status = try await provider.status()
+            return status.conflicts.count == 1 && status.uploads.pending == 0
+        }
 
         // A failure given up at once (upload_max_age 0).
         _ = try await f.put("refused", at: ["failed.txt"])
@@ -72,7 +78,7 @@ struct ItemStateAgreementTests {
         let status = try await provider.status()
         #expect(status.items.states == named, "status \(status.items.states) vs per item \(named)")
         #expect(status.items.local == perItem.filter(\.isLocal).count)
-        #expect(status.items.local == 5, "materialized, modified, uploading, failed and the conflict copy")
+        #expect(status.items.local == 5, "materialized, modified, uploading, failed and the conflict copy: \(items.map { "\($0.name): \(provider.state(of: $0).name)" })")
         #expect(status.items.files == items.filter { !$0.isFolder }.count)
         uploader.cancel()
     }

@@ -1,5 +1,5 @@
-import Dispatch
 import NIOConcurrencyHelpers
+import NIOPosix
 
 /// Group commit for one fsync: every caller that asks while a round is
 /// running is served by the next round, one fsync for all of them. A caller
@@ -23,7 +23,7 @@ final class GroupSync: Sendable {
     private let sync: @Sendable () throws -> Void
 
     /// `sync` makes durable everything done before it starts; it runs on
-    /// Dispatch's pool, never on an event loop.
+    /// the blocking pool, never on an event loop.
     init(_ sync: @escaping @Sendable () throws -> Void) {
         self.sync = sync
     }
@@ -37,7 +37,7 @@ final class GroupSync: Sendable {
                 state.running = true
                 return true
             }
-            if start { DispatchQueue.global().async { self.runRounds() } }
+            if start { blockingPool.submit { _ in self.runRounds() } }
         }
     }
 
