@@ -60,7 +60,7 @@ extension Provider {
             } else if request.content != nil {
                 // Only the journal keeps unsynced bytes durable.
                 stamped.content = nil
-                try await blocking { try ContentCache.syncFile(request.file) }
+                try await blocking { try ContentCache.sync(request.file) }
             }
             outcome = try await commit(stamped)
         } catch {

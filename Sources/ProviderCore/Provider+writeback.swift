@@ -171,7 +171,7 @@ extension Provider {
 
     /// The entries due now, oldest first: quiet for the delay, retry time
     /// come, and not under a lock.
-    func dueUploads(limit: Int = 64) async throws -> [JournalEntry] {
+    func dueUploads(limit: Int) async throws -> [JournalEntry] {
         let due = try await index.uploadsDue(domain: domain, quietSince: Date().addingTimeInterval(-uploads.quietDelay), limit: limit)
         guard !due.isEmpty else { return [] }
         let locked = try await index.lockedItems(domain: domain)

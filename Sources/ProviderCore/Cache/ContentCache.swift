@@ -22,7 +22,7 @@ struct ContentCache: Sendable {
         folderPath = folder.path
         temporary = folder.appendingPathComponent("tmp", isDirectory: true)
         outbox = folder.appendingPathComponent("outbox", isDirectory: true)
-        outboxSync = GroupSync { [outbox] in try Self.syncFolder(outbox) }
+        outboxSync = GroupSync { [outbox] in try Self.sync(outbox) }
         let fm = FileManager.default
         try fm.createDirectory(at: temporary, withIntermediateDirectories: true)
         try fm.createDirectory(at: outbox, withIntermediateDirectories: true)
@@ -85,10 +85,6 @@ struct ContentCache: Sendable {
         return data == content
     }
 
-    static func syncFile(_ file: URL) throws {
-        guard try fsync(path: file.path) else { throw ProviderError.local("cannot sync \(file.path): it is gone") }
-    }
-
     /// Writes a small write's outbox file again from the bytes the journal
     /// kept (after a crash it may be missing, short or empty: it was never
     /// fsynced), with its modification time, durably.
@@ -99,12 +95,7 @@ struct ContentCache: Sendable {
         } catch {
             throw ProviderError.local("cannot rebuild the outbox file \(path): \(error)")
         }
-        let seconds = modified.timeIntervalSince1970, whole = seconds.rounded(.down)
-        var times = [timespec(tv_sec: time_t(whole), tv_nsec: Int((seconds - whole) * 1e9))]
-        times.append(times[0])
-        guard utimensat(AT_FDCWD, path, &times, 0) == 0 else {
-            throw ProviderError.local("cannot set the modification time of \(path): \(String(cString: strerror(errno)))")
-        }
+        try setModificationTime(of: path, to: modified)
     }
 
     /// Makes the outbox file `name` the item's content too (a hard link:
@@ -135,8 +126,9 @@ struct ContentCache: Sendable {
         for name in names { unlink(outboxFile(name).path) }
     }
 
-    static func syncFolder(_ folder: URL) throws {
-        guard try fsync(path: folder.path) else { throw ProviderError.local("cannot sync \(folder.path): it is gone") }
+    /// fsync(2) of a file or folder that must be there.
+    static func sync(_ url: URL) throws {
+        guard try fsync(path: url.path) else { throw ProviderError.local("cannot sync \(url.path): it is gone") }
     }
 
     func remove(_ ids: [Int64]) {

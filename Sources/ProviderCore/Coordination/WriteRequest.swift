@@ -55,13 +55,7 @@ public struct WriteRequest: Sendable {
             throw ProviderError.local("the written file holds \(st.st_size) bytes, not the \(size) received")
         }
         let modified = modified ?? now
-        let seconds = modified.timeIntervalSince1970
-        let whole = seconds.rounded(.down)
-        let time = timespec(tv_sec: time_t(whole), tv_nsec: Int((seconds - whole) * 1e9))
-        var times = [time, time]
-        guard utimensat(AT_FDCWD, file.path, &times, 0) == 0 else {
-            throw ProviderError.local("cannot set the modification time: \(String(cString: strerror(errno)))")
-        }
+        try setModificationTime(of: file.path, to: modified)
         return modified
     }
 }

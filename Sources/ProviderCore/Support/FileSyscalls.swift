@@ -17,3 +17,14 @@ func fsync(path: String) throws -> Bool {
     guard fsync(fd) == 0 else { throw ProviderError.local("cannot sync \(path): \(String(cString: strerror(errno)))") }
     return true
 }
+
+/// Sets the access and modification times of the file at `path` to `date`,
+/// to the nanosecond: the stores read a write's time from its inode.
+func setModificationTime(of path: String, to date: Date) throws {
+    let seconds = date.timeIntervalSince1970, whole = seconds.rounded(.down)
+    let time = timespec(tv_sec: time_t(whole), tv_nsec: Int((seconds - whole) * 1e9))
+    var times = [time, time]
+    guard utimensat(AT_FDCWD, path, &times, 0) == 0 else {
+        throw ProviderError.local("cannot set the modification time of \(path): \(String(cString: strerror(errno)))")
+    }
+}
