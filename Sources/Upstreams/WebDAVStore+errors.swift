@@ -47,42 +47,4 @@ extension WebDAVStore {
             return .io(reason)
         }
     }
-
-    /// A failure below HTTP in `UpstreamError` terms: timeouts, TLS, and
-    /// anything that kept a connection from being made or kept.
-    /// Cancellation stays cancellation.
-    static func transportError(_ error: any Error) -> any Error {
-        switch error {
-        case is UpstreamError, is CancellationError:
-            return error
-        case let error as HTTPClientError:
-            switch error {
-            case .readTimeout, .writeTimeout, .connectTimeout, .deadlineExceeded, .tlsHandshakeTimeout,
-                 .getConnectionFromPoolTimeout:
-                return UpstreamError.timeout
-            case .cancelled, .requestStreamCancelled:
-                return CancellationError()
-            case .remoteConnectionClosed:
-                return UpstreamError.unavailable("the upstream closed the connection")
-            default:
-                return UpstreamError.unavailable("\(error)")
-            }
-        case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
-            return UpstreamError.forbidden("TLS: \(error)")
-        case let error as ChannelError:
-            if case .connectTimeout = error { return UpstreamError.timeout }
-            // A pooled connection the upstream had closed: this write never left.
-            if case .ioOnClosedChannel = error { return UpstreamError.unreachable("\(error)") }
-            return UpstreamError.unavailable("\(error)")
-        case let error as IOError where [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode):
-            return UpstreamError.unreachable(error.description)
-        case let error as IOError:
-            return UpstreamError.unavailable(error.description)
-        case let error as NIOConnectionError:
-            // Refused, or no address answered: the request never left.
-            return UpstreamError.unreachable("\(error)")
-        default:
-            return UpstreamError.unavailable("\(error)")
-        }
-    }
 }

@@ -139,7 +139,7 @@ extension WebDAVStore {
         let response = try await execute(request, deadline: headDeadline)
         let status = Int(response.status.code)
         guard status == 207 else {
-            await Self.discard(response.body)
+            await HTTPUpstream.discard(response.body)
             if (200..<300).contains(status) {
                 throw UpstreamError.io("PROPFIND answered HTTP \(status) instead of 207 Multi-Status")
             }
@@ -153,7 +153,7 @@ extension WebDAVStore {
         } catch let error as XMLParseError {
             throw UpstreamError.io("unreadable PROPFIND answer: \(error)")
         } catch {
-            throw Self.transportError(error)
+            throw HTTPUpstream.transportError(error)
         }
         let root: XMLElement
         do {

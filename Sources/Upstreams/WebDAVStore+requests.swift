@@ -45,7 +45,7 @@ extension WebDAVStore {
         do {
             return try await client.execute(request, deadline: deadline)
         } catch {
-            throw Self.transportError(error)
+            throw HTTPUpstream.transportError(error)
         }
     }
 
@@ -66,7 +66,7 @@ extension WebDAVStore {
             throw failed.map { Self.error(status: $0, operation: operation, credentials: credentialsSource) }
                 ?? UpstreamError.io("\(request.method.rawValue) answered 207 Multi-Status")
         }
-        await Self.discard(response.body)
+        await HTTPUpstream.discard(response.body)
         guard (200..<300).contains(status) else {
             if (300..<400).contains(status) {
                 let location = response.headers.first(name: "Location") ?? "elsewhere"
@@ -76,20 +76,6 @@ extension WebDAVStore {
             throw Self.error(status: status, operation: operation, credentials: credentialsSource)
         }
         return (status, response.headers)
-    }
-
-    /// Reads and drops a body of an answer we do not need, up to 1 MiB;
-    /// beyond that the connection is closed instead of read to the end.
-    static func discard(_ body: HTTPClientResponse.Body) async {
-        var seen = 0
-        do {
-            for try await chunk in body {
-                seen += chunk.readableBytes
-                if seen > 1 << 20 { return }
-            }
-        } catch {
-            // Nothing to salvage from a body we were throwing away.
-        }
     }
 
     /// The first failing status in a multistatus body, if it can be read.

@@ -79,14 +79,14 @@ public struct WebDAVStore: UpstreamStore, CustomStringConvertible, CustomDebugSt
         self.authorization = credentials.map { Authorization(user: $0.user, password: $0.password) }
         self.credentialsSource = credentialsSource
         self.timeouts = timeouts
-        let tls = try extraTrustRoot.map(Self.tlsConfiguration(trusting:))
+        let tls = try extraTrustRoot.map(HTTPUpstream.tlsConfiguration(trusting:))
         self.tlsConfiguration = tls
         if let httpClient {
             client = httpClient
             ownClient = nil
         } else {
             client = HTTPClient(eventLoopGroupProvider: .singleton,
-                                configuration: Self.clientConfiguration(tls: tls, timeouts: timeouts))
+                                configuration: HTTPUpstream.clientConfiguration(tls: tls, timeouts: timeouts))
             ownClient = ClientOwner(client)
         }
     }
