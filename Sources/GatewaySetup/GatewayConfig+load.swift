@@ -197,7 +197,7 @@ private struct ConfigReader {
     }
 
     private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
-        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "upload_parallelism", "mirror_locks", "credentials", "access_group", "upstream_ca", "users", "upstream_file_mode", "upstream_folder_mode"])
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "upload_parallelism", "mirror_locks", "credentials", "access_group", "upstream_ca", "users", "upstream_file_mode", "upstream_folder_mode"] + S3Location.keys)
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
             throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
@@ -205,7 +205,12 @@ private struct ConfigReader {
         guard let upstreamText = try table.string("upstream") else {
             throw table.error(nil, "missing key upstream (in domain \"\(name)\")")
         }
-        let upstream = try upstream(upstreamText, in: table, server: server)
+        var upstream = try upstream(upstreamText, in: table, server: server)
+        if case .s3(let location) = upstream {
+            upstream = .s3(try s3Settings(location, in: table))
+        } else if let key = S3Location.keys.first(where: table.has) {
+            throw table.error(key, "applies to an S3 upstream (s3://BUCKET/PREFIX/) only")
+        }
         let ttl = try table.duration("listing_ttl") ?? server.listingTTL
         var revalidate = Revalidation.listing
         if let text = try table.string("revalidate") {
@@ -241,6 +246,9 @@ private struct ConfigReader {
             }
             credentials = VaultReference(service: service, account: account)
         }
+        if case .s3 = upstream, credentials == nil {
+            throw table.error("upstream", "an S3 upstream needs credentials = { service = \"...\", account = \"ACCESS_KEY_ID\" }, a vault entry holding the secret key")
+        }
         let group = try table.string("access_group")
         if let group, group.isEmpty { throw table.error("access_group", "expected a non-empty group name") }
         var upstreamCA: URL?
@@ -252,8 +260,12 @@ private struct ConfigReader {
             upstreamCA = url
         }
         let mirrorLocks = try table.bool("mirror_locks") ?? false
-        if mirrorLocks, case .directory = upstream {
-            throw table.error("mirror_locks", "locks can be mirrored only to a WebDAV upstream (https://...), not to a folder")
+        if mirrorLocks {
+            switch upstream {
+            case .webdav: break
+            case .directory: throw table.error("mirror_locks", "locks can be mirrored only to a WebDAV upstream (https://...), not to a folder")
+            case .s3: throw table.error("mirror_locks", "locks can be mirrored only to a WebDAV upstream (https://...); S3 has no locks")
+            }
         }
         let fileMode = try mode("upstream_file_mode", in: table, upstream: upstream) ?? 0o644
         let folderMode = try mode("upstream_folder_mode", in: table, upstream: upstream) ?? 0o755
@@ -271,7 +283,41 @@ private struct ConfigReader {
         return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, folderETags: folderETags, keepLocal: keepLocal, cacheBudget: budget,
                               writeMode: writeMode, uploads: uploads, mirrorLocks: mirrorLocks, credentials: credentials,
                               accessGroup: group, upstreamCA: upstreamCA, users: users,
-                              upstreamFileMode: fileMode, upstreamFolderMode: folderMode)
+                              upstreamFileMode: fileMode, upstreamFolderMode: folderMode, upstreamLine: table.table.line(of: "upstream"))
+    }
+
+    /// The S3 keys of a domain whose upstream is `s3://...`.
+    private func s3Settings(_ location: S3Location, in table: SettingsTable) throws(ConfigError) -> S3Location {
+        var location = location
+        if let region = try table.string("region") {
+            guard !region.isEmpty, region.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }) else {
+                throw table.error("region", "expected a region name such as \"us-east-1\", got \"\(region)\"")
+            }
+            location.region = region
+        }
+        location.pathStyle = try table.bool("path_style") ?? false
+        if let text = try table.string("endpoint") {
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                  let host = url.host, !host.isEmpty, url.path.isEmpty || url.path == "/", url.query == nil, url.user == nil else {
+                throw table.error("endpoint", "expected http(s)://HOST[:PORT] without a path or credentials, got \"\(text)\"")
+            }
+            location.endpoint = url
+        } else {
+            location.endpoint = URL(string: "https://s3.\(location.region).amazonaws.com")!
+        }
+        if let markers = try table.string("folder_markers") {
+            guard ["slash", "hidden"].contains(markers) else {
+                throw table.error("folder_markers", "expected \"slash\" (name/) or \"hidden\" (name/.davgate-folder), got \"\(markers)\"")
+            }
+            location.folderMarkers = markers
+        }
+        if let threshold = try table.size("multipart_threshold") {
+            guard threshold >= 5 << 20 else {
+                throw table.error("multipart_threshold", "S3's parts are at least 5 MiB; expected \"5 MiB\" or more")
+            }
+            location.multipartThreshold = threshold
+        }
+        return location
     }
 
     /// `upstream_file_mode = "0644"`: permission bits in octal, as chmod
@@ -294,8 +340,21 @@ private struct ConfigReader {
             }
             return .webdav(url)
         }
+        if text.hasPrefix("s3://") {
+            let rest = text.dropFirst("s3://".count)
+            let bucket = String(rest.prefix { $0 != "/" })
+            var prefix = String(rest.dropFirst(bucket.count)).drop { $0 == "/" }
+            if !prefix.isEmpty && !prefix.hasSuffix("/") { prefix += "/" }
+            let segments = prefix.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+            guard (3...63).contains(bucket.count),
+                  bucket.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2E || $0 == 0x2D || $0 == 0x5F }),
+                  segments.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else {
+                throw table.error("upstream", "expected s3://BUCKET/ or s3://BUCKET/PREFIX/ (a bucket name of 3-63 lower-case letters, digits, dots and hyphens), got \"\(text)\"")
+            }
+            return .s3(S3Location(bucket: bucket, prefix: String(prefix), endpoint: URL(string: "https://s3.amazonaws.com")!))
+        }
         guard text.hasPrefix("file:") else {
-            throw table.error("upstream", "expected file:PATH, http://... or https://..., got \"\(text)\"")
+            throw table.error("upstream", "expected file:PATH, http://..., https://... or s3://BUCKET/PREFIX/, got \"\(text)\"")
         }
         var path = String(text.dropFirst("file:".count))
         if path.hasPrefix("//") {

@@ -131,12 +131,16 @@ public struct DomainSettings: Sendable {
     /// serving the folder can read them.
     public var upstreamFileMode: UInt32
     public var upstreamFolderMode: UInt32
+    /// The line of `upstream` in the file, for a refusal at start that
+    /// only the upstream can give (S3's `NoSuchBucket`).
+    public var upstreamLine: Int?
 
     public init(name: String, upstream: UpstreamLocation, listingTTL: Double, revalidate: Revalidation = .listing,
                 folderETags: Bool = false, keepLocal: [String] = [], cacheBudget: CacheBudget = CacheBudget(),
                 writeMode: WriteMode = .back, uploads: UploadPolicy = UploadPolicy(), mirrorLocks: Bool = false,
                 credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
-                users: [String: DomainAccess]? = nil, upstreamFileMode: UInt32 = 0o644, upstreamFolderMode: UInt32 = 0o755) {
+                users: [String: DomainAccess]? = nil, upstreamFileMode: UInt32 = 0o644, upstreamFolderMode: UInt32 = 0o755,
+                upstreamLine: Int? = nil) {
         self.name = name
         self.upstream = upstream
         self.listingTTL = listingTTL
@@ -153,6 +157,7 @@ public struct DomainSettings: Sendable {
         self.users = users
         self.upstreamFileMode = upstreamFileMode
         self.upstreamFolderMode = upstreamFolderMode
+        self.upstreamLine = upstreamLine
     }
 }
 

@@ -54,7 +54,7 @@ struct Serve: AsyncParsableCommand {
         let vault = config.domains.contains { $0.credentials != nil } ? try vaultOptions.openVault() : nil
         var providers: [String: Provider] = [:]
         for domain in config.domains {
-            var store = try makeStore(for: domain, vault: vault, config: config)
+            var store = try await makeStore(for: domain, vault: vault, config: config, logger: logger)
             if !domain.keepLocal.isEmpty {
                 store = try KeepLocalStore(wrapping: store, folder: server.state.appendingPathComponent("local").appendingPathComponent(domain.name),
                                            patterns: domain.keepLocal)
@@ -105,30 +105,54 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-/// The upstream store of a domain; a WebDAV upstream's password comes from
-/// the vault entry the domain names, read within the domain's access group.
-private func makeStore(for domain: DomainSettings, vault: Vault?, config: GatewayConfig) throws -> any UpstreamStore {
+/// The upstream store of a domain; a WebDAV upstream's password or an S3
+/// secret key comes from the vault entry the domain names, read within the
+/// domain's access group.
+private func makeStore(for domain: DomainSettings, vault: Vault?, config: GatewayConfig, logger: Logger) async throws -> any UpstreamStore {
     switch domain.upstream {
     case .directory(let root):
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         return DirectoryStore(root: root, fileMode: mode_t(domain.upstreamFileMode), folderMode: mode_t(domain.upstreamFolderMode))
     case .webdav(let url):
-        var credentials: (user: String, password: String)?
-        var source: String?
-        if let reference = domain.credentials {
-            guard let entry = vault?.entry(service: reference.service, account: reference.account, group: domain.accessGroup),
-                  let password = entry.secret.stringValue else {
-                throw ValidationError("""
-                    \(config.file.path): domain \(domain.name): no vault entry service "\(reference.service)" account \
-                    "\(reference.account)" in access group "\(domain.accessGroup)"; add it with: davgate vault set \
-                    \(reference.service) \(reference.account) --group \(domain.accessGroup) (the secret on standard input)
-                    """)
-            }
-            credentials = (reference.account, password)
-            source = "the vault entry service \"\(reference.service)\" account \"\(reference.account)\" (davgate vault set \(reference.service) \(reference.account) --group \(domain.accessGroup))"
+        let secret = try credentials(of: domain, vault: vault, config: config)
+        return try WebDAVStore(baseURL: url, credentials: secret.map { ($0.account, $0.secret) }, credentialsSource: secret?.source,
+                               extraTrustRoot: domain.upstreamCA)
+    case .s3(let location):
+        guard let secret = try credentials(of: domain, vault: vault, config: config) else {
+            throw ValidationError("\(config.file.path): domain \(domain.name): an S3 upstream needs credentials")
         }
-        return try WebDAVStore(baseURL: url, credentials: credentials, credentialsSource: source, extraTrustRoot: domain.upstreamCA)
+        let store = try S3Store(
+            endpoint: location.endpoint, bucket: location.bucket, prefix: location.prefix, region: location.region,
+            pathStyle: location.pathStyle, credentials: S3Credentials(accessKeyID: secret.account, secretAccessKey: secret.secret),
+            credentialsSource: secret.source, extraTrustRoot: domain.upstreamCA,
+            folderMarkers: S3Store.FolderMarkers(rawValue: location.folderMarkers) ?? .slash,
+            multipart: S3Store.Multipart(threshold: location.multipartThreshold))
+        do {
+            try await store.checkBucket()
+        } catch let error as S3StoreConfigurationError {
+            let line = domain.upstreamLine.map { " line \($0)" } ?? ""
+            throw ValidationError("\(config.file.path)\(line): domain \(domain.name): upstream = \"\(domain.upstream)\": \(error)")
+        } catch {
+            logger.warning("domain \(domain.name): the S3 upstream did not answer at start (\(error)); serving what the index holds")
+        }
+        return store
     }
+}
+
+/// The vault entry a domain names: its account, secret and, for messages,
+/// where it came from; nil for a domain without credentials.
+private func credentials(of domain: DomainSettings, vault: Vault?, config: GatewayConfig) throws -> (account: String, secret: String, source: String)? {
+    guard let reference = domain.credentials else { return nil }
+    guard let entry = vault?.entry(service: reference.service, account: reference.account, group: domain.accessGroup),
+          let secret = entry.secret.stringValue else {
+        throw ValidationError("""
+            \(config.file.path): domain \(domain.name): no vault entry service "\(reference.service)" account \
+            "\(reference.account)" in access group "\(domain.accessGroup)"; add it with: davgate vault set \
+            \(reference.service) \(reference.account) --group \(domain.accessGroup) (the secret on standard input)
+            """)
+    }
+    let source = "the vault entry service \"\(reference.service)\" account \"\(reference.account)\" (davgate vault set \(reference.service) \(reference.account) --group \(domain.accessGroup))"
+    return (reference.account, secret, source)
 }
 
 /// Streaming a large file allocates a 256 KiB buffer per chunk on one thread
