@@ -134,13 +134,18 @@ public final class Provider: Sendable {
         return try await listings.run(folder.id) { [self] in
             let path = try await index.path(of: folder.id)
             let before = generation.withLockedValue { $0 }
-            let listing: FolderListing
+            let pass = Int64.random(in: 1...Int64.max)
+            let version: String?
             do {
                 if try await unchangedSinceListed(folder, at: path) {
                     try await index.markListed(id: folder.id)
                     return true
                 }
-                listing = try await upstream { try await store.listing(path) }
+                version = try await upstream {
+                    try await store.listPages(path) { entries in
+                        try await applyPage(entries, of: folder, pass: pass, since: before)
+                    }
+                }
             } catch ProviderError.upstream(.notFound) where !folder.isRoot {
                 if before == generation.withLockedValue({ $0 }) {
                     cache.remove(try await index.delete(id: folder.id))
@@ -152,14 +157,25 @@ public final class Provider: Sendable {
                 guard folder.listedAt != nil else { throw ProviderError.upstream(error) }
                 logger.warning("listing refresh failed, serving the last known listing", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
                 return true
+            } catch is NamespaceChangedWhileListing {
+                // The pages so far stand; the next read lists again.
+                return true
             }
             try await listingApplication.withLock {
                 guard before == generation.withLockedValue({ $0 }) else { return }
-                let stale = try await index.applyListing(folder: folder.id, domain: domain, entries: listing.entries,
-                                                         version: trustFolderVersions ? listing.version : nil)
-                cache.remove(stale)
+                cache.remove(try await index.finishListing(folder: folder.id, pass: pass,
+                                                           version: trustFolderVersions ? version : nil))
             }
             return true
+        }
+    }
+
+    /// Applies one page of a refresh, unless the namespace changed here
+    /// since the refresh began: its pages may predate that change.
+    private func applyPage(_ entries: [UpstreamEntry], of folder: Item, pass: Int64, since before: UInt64) async throws {
+        try await listingApplication.withLock {
+            guard before == generation.withLockedValue({ $0 }) else { throw NamespaceChangedWhileListing() }
+            cache.remove(try await index.applyListingPage(folder: folder.id, domain: domain, entries: entries, pass: pass))
         }
     }
 
@@ -207,3 +223,6 @@ public final class Provider: Sendable {
         try await upstream { try await store.quota() }
     }
 }
+
+/// A refresh stopped because davgate changed the folder's namespace meanwhile.
+struct NamespaceChangedWhileListing: Error {}

@@ -32,6 +32,30 @@ final class FaultyStore: UpstreamStore {
         try await Task.sleep(for: listLinger.withLockedValue { $0 })
         return entries
     }
+    /// Set: listings arrive in pages of this many entries, in name order,
+    /// as S3's do; `betweenPages` runs after each page but the last.
+    let listPageSize = NIOLockedValueBox<Int?>(nil)
+    let betweenPages = NIOLockedValueBox<(@Sendable () async throws -> Void)?>(nil)
+    /// The count of entries in each page delivered, in order.
+    let pagesDelivered = NIOLockedValueBox<[Int]>([])
+
+    func listPages(_ folder: ItemPath, _ page: ([UpstreamEntry]) async throws -> Void) async throws -> String? {
+        guard let size = listPageSize.withLockedValue({ $0 }) else {
+            try await page(try await list(folder))
+            return nil
+        }
+        let entries = try await list(folder).sorted { $0.name < $1.name }
+        var start = 0
+        repeat {
+            let slice = Array(entries[start..<min(start + size, entries.count)])
+            pagesDelivered.withLockedValue { $0.append(slice.count) }
+            try await page(slice)
+            start += size
+            if start < entries.count, let hook = betweenPages.withLockedValue({ $0 }) { try await hook() }
+        } while start < entries.count
+        return nil
+    }
+
     func stat(_ path: ItemPath) async throws -> UpstreamEntry? { try await base.stat(path) }
     func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,
                observer: FetchObserver) async throws -> UpstreamEntry {

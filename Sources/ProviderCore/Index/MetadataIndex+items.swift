@@ -222,44 +222,78 @@ extension MetadataIndex {
     /// whose cached content is now stale or gone (for the cache to delete).
     func applyListing(folder: Int64, domain: String, entries: [UpstreamEntry], version: String? = nil) async throws -> [Int64] {
         try await write { db in
-            var existing: [String: Item] = [:]
-            for row in try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ?"), arguments: [folder]) {
-                let item = Item(row: row)
-                existing[item.name] = item
-            }
-            var stale: [Int64] = []
-            for entry in entries {
-                if let item = existing.removeValue(forKey: entry.name) {
-                    // Written here, not uploaded yet: ours is the truth until
-                    // the upload (which settles any conflict) is done; the
-                    // machine keeps it as it is on `upstreamChanged`.
-                    if item.dirty { continue }
-                    if item.isFolder != entry.isFolder {
-                        stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
-                        _ = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false)
-                    } else if !entry.isFolder, item.upstreamVersion != entry.version {
-                        try db.execute(
-                            sql: """
-                                UPDATE item SET size = ?, modified = ?, upstream_version = ?, cached_version = NULL, executable = ?,
-                                    content_version = content_version + 1 WHERE id = ?
-                                """,
-                            arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, entry.executable, item.id])
-                        if try Self.advance(db, id: item.id, on: .upstreamChanged) == .dropCache || item.cachedVersion != nil {
-                            stale.append(item.id)
-                        }
-                    } else if entry.isFolder, item.modified != entry.modified {
-                        try db.execute(sql: "UPDATE item SET modified = ? WHERE id = ?", arguments: [entry.modified.timeIntervalSince1970, item.id])
-                    }
-                } else {
-                    _ = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false)
-                }
-            }
-            for item in existing.values where !item.dirty {
-                stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
-            }
-            try db.execute(sql: "UPDATE item SET listed_at = ?, listed_version = ? WHERE id = ?", arguments: [Date().timeIntervalSince1970, version, folder])
-            return stale
+            let pass = Int64.random(in: 1...Int64.max)
+            return try Self.apply(db, entries, folder: folder, domain: domain, pass: pass)
+                + Self.sweep(db, folder: folder, pass: pass, version: version)
         }
+    }
+
+    /// One page of a listing that arrives in pages (S3's 1,000 keys), applied
+    /// as `applyListing` applies a whole one, each member marked with the
+    /// refresh's `pass`; `finishListing` then removes what no page named.
+    /// A folder of any size is listed holding one page at a time.
+    func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64) async throws -> [Int64] {
+        try await write { db in try Self.apply(db, entries, folder: folder, domain: domain, pass: pass) }
+    }
+
+    /// Ends a paged listing: members no page named are gone upstream.
+    func finishListing(folder: Int64, pass: Int64, version: String?) async throws -> [Int64] {
+        try await write { db in try Self.sweep(db, folder: folder, pass: pass, version: version) }
+    }
+
+    private static func apply(_ db: Database, _ entries: [UpstreamEntry], folder: Int64, domain: String, pass: Int64) throws -> [Int64] {
+        var stale: [Int64] = []
+        let find = try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?")
+        let mark = try db.cachedStatement(sql: "UPDATE item SET seen = ? WHERE id = ?")
+        for entry in entries {
+            guard let item = try Row.fetchOne(find, arguments: [folder, entry.name]).map(Item.init(row:)) else {
+                let inserted = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false)
+                try mark.execute(arguments: [pass, inserted.id])
+                continue
+            }
+            // Written here, not uploaded yet: ours is the truth until
+            // the upload (which settles any conflict) is done; the
+            // machine keeps it as it is on `upstreamChanged`.
+            if item.dirty {
+                try mark.execute(arguments: [pass, item.id])
+                continue
+            }
+            if item.isFolder != entry.isFolder {
+                stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
+                let inserted = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false)
+                try mark.execute(arguments: [pass, inserted.id])
+                continue
+            }
+            if !entry.isFolder, item.upstreamVersion != entry.version {
+                try db.execute(
+                    sql: """
+                        UPDATE item SET size = ?, modified = ?, upstream_version = ?, cached_version = NULL, executable = ?,
+                            content_version = content_version + 1 WHERE id = ?
+                        """,
+                    arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, entry.executable, item.id])
+                if try Self.advance(db, id: item.id, on: .upstreamChanged) == .dropCache || item.cachedVersion != nil {
+                    stale.append(item.id)
+                }
+            } else if entry.isFolder, item.modified != entry.modified {
+                try db.execute(sql: "UPDATE item SET modified = ? WHERE id = ?", arguments: [entry.modified.timeIntervalSince1970, item.id])
+            }
+            try mark.execute(arguments: [pass, item.id])
+        }
+        return stale
+    }
+
+    /// Removes the members `pass` did not see (but what waits to be
+    /// uploaded) and records the folder as listed now.
+    private static func sweep(_ db: Database, folder: Int64, pass: Int64, version: String?) throws -> [Int64] {
+        var stale: [Int64] = []
+        let unseen = try Row.fetchAll(
+            try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND seen IS NOT ?"),
+            arguments: [folder, pass]).map(Item.init(row:))
+        for item in unseen where !item.dirty {
+            stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
+        }
+        try db.execute(sql: "UPDATE item SET listed_at = ?, listed_version = ? WHERE id = ?", arguments: [Date().timeIntervalSince1970, version, folder])
+        return stale
     }
 
     /// Deletes an item and everything below it (properties and locks go by

@@ -261,6 +261,11 @@ public final class MetadataIndex: Sendable {
             // a crash (`Provider.recoverJournal`).
             try db.execute(sql: "ALTER TABLE journal ADD COLUMN content BLOB")
         }
+        migrator.registerMigration("v10: listings in pages") { db in
+            // The refresh that last saw each member upstream: a listing that
+            // arrives in pages removes, once all are in, what none named.
+            try db.execute(sql: "ALTER TABLE item ADD COLUMN seen INTEGER")
+        }
         return migrator
     }
 }

@@ -84,6 +84,12 @@ public protocol UpstreamStore: Sendable {
     /// The entries with the folder's own version as the same answer gave it
     /// (a WebDAV collection's ETag), nil when the store has none.
     func listing(_ folder: ItemPath) async throws -> FolderListing
+    /// The entries a page at a time as the store receives them (S3's 1,000
+    /// keys), so a folder of any size is listed in bounded memory; returns
+    /// the folder's own version as `listing` does. A name may come again
+    /// on a later page (S3 lists a key `a` before the folder `a/`): the
+    /// later entry wins. Stores that list in one answer hand it over whole.
+    func listPages(_ folder: ItemPath, _ page: ([UpstreamEntry]) async throws -> Void) async throws -> String?
     func stat(_ path: ItemPath) async throws -> UpstreamEntry?
     /// Fetches content into `destination`. Without a range: the whole file
     /// into a new `destination` (which must not exist). With a range: only
@@ -152,6 +158,12 @@ extension UpstreamStore {
     /// Stores without folder versions list without one.
     public func listing(_ folder: ItemPath) async throws -> FolderListing {
         FolderListing(entries: try await list(folder), version: nil)
+    }
+
+    public func listPages(_ folder: ItemPath, _ page: ([UpstreamEntry]) async throws -> Void) async throws -> String? {
+        let listing = try await listing(folder)
+        try await page(listing.entries)
+        return listing.version
     }
 
     /// The whole content into a new file, without progress reports.

@@ -44,7 +44,7 @@ struct S3Listing: Sendable {
                 page.objects.append(Object(
                     key: key,
                     size: element.child("Size").flatMap { Int64($0.text) } ?? 0,
-                    etag: element.child("ETag")?.text ?? "",
+                    etag: S3Store.version(ofETag: element.child("ETag")?.text ?? ""),
                     modified: element.child("LastModified").flatMap { parseTimestamp($0.text) } ?? Date(timeIntervalSince1970: 0)))
             case "CommonPrefixes":
                 if let prefix = element.child("Prefix")?.text { page.prefixes.append(prefix) }

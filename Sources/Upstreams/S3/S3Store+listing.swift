@@ -7,32 +7,43 @@ import ProviderCore
 
 extension S3Store {
     public func list(_ folder: ItemPath) async throws -> [UpstreamEntry] {
-        let prefix = try folderPrefix(folder)
-        // By name: a key `a` beside keys below `a/` is shown as the folder.
+        // By name: a later page's entry (the folder `a/` after the key `a`) wins.
         var entries: [String: UpstreamEntry] = [:]
-        var sawAny = false
+        _ = try await listPages(folder) { page in
+            for entry in page { entries[entry.name] = entry }
+        }
+        return Array(entries.values)
+    }
+
+    /// Each ListObjectsV2 page (1,000 keys and common prefixes) as it
+    /// arrives: the folder's direct members, a key `a` beside keys below
+    /// `a/` shown as the folder. S3 folders have no version.
+    public func listPages(_ folder: ItemPath, _ body: ([UpstreamEntry]) async throws -> Void) async throws -> String? {
+        let prefix = try folderPrefix(folder)
+        var first = true
         try await forEachPage(prefix: prefix, delimited: true) { page in
+            if first, !folder.isEmpty, page.objects.isEmpty, page.prefixes.isEmpty {
+                // Nothing below: a file of that name, or nothing at all.
+                if try await head(key(folder)) != nil { throw UpstreamError.conflict }
+                throw UpstreamError.notFound
+            }
+            first = false
+            var entries: [String: UpstreamEntry] = [:]
             for object in page.objects {
-                sawAny = true
                 let name = String(object.key.dropFirst(prefix.count))
                 // The folder's own marker, hidden or not.
                 if name.isEmpty || name == Self.hiddenMarker { continue }
-                guard Self.usableName(name), entries[name]?.isFolder != true else { continue }
+                guard Self.usableName(name) else { continue }
                 entries[name] = Self.entry(name: name, object)
             }
             for common in page.prefixes {
-                sawAny = true
                 let name = String(common.dropFirst(prefix.count).dropLast())
                 guard Self.usableName(name) else { continue }
                 entries[name] = Self.folderEntry(name)
             }
+            try await body(Array(entries.values))
         }
-        if !sawAny && !folder.isEmpty {
-            // Nothing below: a file of that name, or nothing at all.
-            if try await head(key(folder)) != nil { throw UpstreamError.conflict }
-            throw UpstreamError.notFound
-        }
-        return Array(entries.values)
+        return nil
     }
 
     public func stat(_ path: ItemPath) async throws -> UpstreamEntry? {
@@ -104,11 +115,21 @@ extension S3Store {
     /// the version; the modification time is the one davgate (and rclone)
     /// store as `x-amz-meta-mtime` when there is one, else Last-Modified.
     static func entry(name: String, headers: HTTPHeaders, size: Int64? = nil) throws -> UpstreamEntry {
-        guard let etag = headers.first(name: "ETag"), !etag.isEmpty else {
+        guard let etag = headers.first(name: "ETag").map(version(ofETag:)), !etag.isEmpty else {
             throw UpstreamError.io("an S3 answer without an ETag for \(name)")
         }
         let length = size ?? headers.first(name: "Content-Length").flatMap { Int64($0) } ?? 0
         return UpstreamEntry(name: name, isFolder: false, size: length, modified: modified(headers), version: etag)
+    }
+
+    /// An object's version: its ETag without quotes (or `W/`). Servers
+    /// differ in quoting: rclone serve s3 lists ETags bare but quotes them
+    /// in HEAD, GET and PUT answers, and one file must have one version.
+    static func version(ofETag etag: String) -> String {
+        var tag = Substring(etag.trimmingCharacters(in: .whitespaces))
+        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+        if tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\"") { tag = tag.dropFirst().dropLast() }
+        return String(tag)
     }
 
     static func modified(_ headers: HTTPHeaders) -> Date {

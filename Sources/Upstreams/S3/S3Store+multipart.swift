@@ -35,7 +35,7 @@ extension S3Store {
             guard let completed = try? S3XML.parse(answer), let etag = completed.child("ETag")?.text, !etag.isEmpty else {
                 throw UpstreamError.io("CompleteMultipartUpload answered without an ETag")
             }
-            return etag
+            return Self.version(ofETag: etag)
         } catch {
             await abort(uploadID, key: key)
             throw error

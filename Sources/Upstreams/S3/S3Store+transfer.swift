@@ -77,7 +77,7 @@ extension S3Store {
             headers += condition
             let answer = try await send(.PUT, key: key, headers: headers, body: .file(source, 0..<length, progress),
                                         operation: .upload, deadline: .distantFuture)
-            guard let tag = answer.first(name: "ETag") else {
+            guard let tag = answer.first(name: "ETag").map(Self.version(ofETag:)) else {
                 return try await written(path)
             }
             etag = tag
@@ -96,10 +96,10 @@ extension S3Store {
             if try await head(key) != nil { throw UpstreamError.versionMismatch }
             return [("if-none-match", "*")]
         case .version(let version):
-            guard let current = try await head(key)?.first(name: "ETag"), current == version else {
+            guard let current = try await head(key)?.first(name: "ETag"), Self.version(ofETag: current) == version else {
                 throw UpstreamError.versionMismatch
             }
-            return [("if-match", version)]
+            return [("if-match", "\"\(version)\"")]
         }
     }
 
