@@ -96,6 +96,10 @@ struct S3SignerTests {
                                   headers: [("If-Match", "\"0123456789abcdef\""), ("content-type", "application/xml")],
                                   body: Data("<CompleteMultipartUpload/>".utf8)),
                  body: Data("<CompleteMultipartUpload/>".utf8)),
+            Case(name: "a header value holding tabs and a no-break space, whitespace to botocore and to Go's strings.Fields",
+                 request: request("PUT", key: "notes/tabs.txt",
+                                  headers: [("x-amz-meta-tabs", "a\tb \t\tc\u{A0}\u{A0}d\t"), ("content-length", "0")]),
+                 body: Data()),
         ]
     }
 
