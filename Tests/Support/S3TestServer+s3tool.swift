@@ -73,6 +73,12 @@ extension S3TestServer {
         _ = try await s3tool(["delete", key])
     }
 
+    /// Makes another bucket, `name`, on this server (rclone: a folder
+    /// beside the first).
+    public func makeBucket(_ name: String) async throws {
+        _ = try await s3tool(["--bucket", name, "mkbucket"])
+    }
+
     /// The multipart uploads in progress (rclone forgets them when it restarts).
     public func multipartUploads() async throws -> [S3PendingUpload] {
         try JSONDecoder().decode([S3PendingUpload].self, from: try await s3tool(["--json", "uploads"]).stdout)

@@ -71,4 +71,21 @@ public enum S3ServerKind: String, CaseIterable, Sendable, CustomStringConvertibl
     /// Whether a multipart upload may leave gaps in its part numbers, as S3
     /// allows (rclone streams parts in order and refuses gaps at completion).
     public var allowsPartNumberGaps: Bool { self == .moto }
+
+    /// Whether any key S3 takes is taken. rclone answers 400
+    /// InvalidArgument for a key with an empty, `.` or `..` segment or a
+    /// leading `/`, and KeyTooLongError past 1024 bytes (as S3 does; moto
+    /// has no limit); it stores a control character as a visible stand-in
+    /// (U+0001 is listed as U+2401) after failing the PUT with 500.
+    public var takesAnyKey: Bool { self == .moto }
+
+    /// Whether `f` and `f/g` can both be objects. On rclone a file and a
+    /// folder cannot share a name: whichever comes second fails with 500
+    /// InternalError.
+    public var allowsKeyAndPrefixOfOneName: Bool { self == .moto }
+
+    /// Whether ListMultipartUploads lists none when none are in progress.
+    /// rclone answers 404 NoSuchUpload then (s3tool.py reads that as
+    /// none), and forgets every upload when it restarts.
+    public var listsNoUploadsAsEmpty: Bool { self == .moto }
 }

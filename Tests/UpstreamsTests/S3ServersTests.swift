@@ -1,7 +1,6 @@
 import DavgateTestSupport
 import Foundation
 import Testing
-import Upstreams
 
 /// The S3 test servers, s3tool.py and the fault proxy work before any store
 /// relies on them: both servers start with an empty bucket, what s3tool
@@ -23,19 +22,14 @@ struct S3ServersTests {
         #expect(try await server.multipartUploads().isEmpty)
         try await server.delete(key)
         #expect(try await server.keys().isEmpty)
+        try await server.makeBucket("second-bucket")
+        #expect(try await server.s3tool(["--bucket", "second-bucket", "list"]).text.isEmpty)
     }
 
     /// A request signed with S3Signer for `proxy`'s address, sent there.
     static func send(_ method: String, key: String?, query: [(name: String, value: String?)] = [], body: Data = Data(),
-                     to proxy: S3FaultProxy, secret: String = S3TestAccount.secretAccessKey) throws -> LoopbackHTTP.Response {
-        let server = proxy.backend
-        let path = "/\(server.bucket)" + (key.map { "/" + $0.split(separator: "/").map { S3Signer.encode(String($0)) }.joined(separator: "/") } ?? "")
-        let request = S3Signer.Request(method: method, path: path, query: query, headers: [("host", "127.0.0.1:\(proxy.port)")],
-                                       payloadHash: S3Signer.payloadHash(body))
-        let signer = S3Signer(credentials: S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: secret), region: server.region)
-        let headers = request.headers + signer.sign(request, at: Date())
-        let target = path + (query.isEmpty ? "" : "?" + request.queryString)
-        return try LoopbackHTTP.send(port: proxy.port, method: method, target: target, headers: headers, body: body)
+                     to proxy: S3FaultProxy, secret: String? = nil) throws -> LoopbackHTTP.Response {
+        try SignedS3Request.send(method, key: key, query: query, body: body, server: proxy.backend, port: proxy.port, secret: secret)
     }
 
     @Test("the fault proxy forwards signed requests as they are and injects SlowDown, a cut body and a failed part",
