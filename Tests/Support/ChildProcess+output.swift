@@ -31,9 +31,13 @@ extension ChildProcess {
         if let input { try input.write(to: stdin) }
         let pid = try spawn(executable, arguments, stdin: input == nil ? .nowhere : .file(stdin),
                             stdout: .file(stdout), stderr: .file(stderr), environment: environment)
-        var status = exitStatus(pid)
         var pause: UInt64 = 1_000_000
-        while status == nil {
+        let status: Int32
+        while true {
+            if let ended = exitStatus(pid) {
+                status = ended
+                break
+            }
             do {
                 try await Task.sleep(nanoseconds: pause)
             } catch {
@@ -41,9 +45,8 @@ extension ChildProcess {
                 throw error
             }
             pause = min(pause * 2, 20_000_000)
-            status = exitStatus(pid)
         }
-        let output = Output(status: status!, stdout: (try? Data(contentsOf: stdout)) ?? Data(),
+        let output = Output(status: status, stdout: (try? Data(contentsOf: stdout)) ?? Data(),
                             stderr: (try? Data(contentsOf: stderr)) ?? Data())
         if check, output.status != 0 {
             throw SpawnError(message: "\(executable) \(arguments.joined(separator: " ")) (status \(output.status)): \(output.errorText)")

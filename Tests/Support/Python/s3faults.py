@@ -104,11 +104,13 @@ class Faults:
         self.log = []
 
     def add(self, rules):
+        """Adds every rule given, or none when one of them is wrong."""
+        added = []
         for rule in rules if isinstance(rules, list) else [rules]:
             if rule.get("action", "error") not in ("error", "cut", "drop"):
                 raise ValueError(f"unknown action {rule.get('action')!r}")
             kinds = rule.get("kind")
-            self.rules.append({
+            added.append({
                 "kind": [kinds] if isinstance(kinds, str) else kinds,
                 "skip": int(rule.get("skip", 0)),
                 "times": int(rule.get("times", 1)),
@@ -120,6 +122,7 @@ class Faults:
                 "seen": 0,
                 "hits": 0,
             })
+        self.rules.extend(added)
 
     def decide(self, kind, method, target):
         """Counts the request and picks the rule that applies, if any; returns
