@@ -142,10 +142,14 @@ public struct S3Signer: Sendable {
         Unicode.Scalar(value < 10 ? 0x30 + value : 0x41 + value - 10)
     }
 
-    /// Leading and trailing blanks dropped, runs of spaces made one.
+    /// SigV4's Trimall: whitespace dropped at both ends and each run of it
+    /// made one space. Whitespace is Unicode's (tab and no-break space
+    /// too), as botocore (`str.split()`) and Go servers such as rclone
+    /// (`strings.Fields`) count it: collapsing only spaces, a value holding
+    /// a tab was signed otherwise and refused with SignatureDoesNotMatch.
     static func trimmed(_ value: String) -> String {
-        value.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
-            .trimmingCharacters(in: .whitespaces)
+        value.unicodeScalars.split(whereSeparator: \.properties.isWhitespace).map { String(Substring($0)) }
+            .joined(separator: " ")
     }
 
     /// `20261125T141500Z`, in UTC whatever the machine's zone.
