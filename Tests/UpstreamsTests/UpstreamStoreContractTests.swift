@@ -17,12 +17,18 @@ enum StoreSetup: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// The keep-local wrapper (`._*`, `.DS_Store`) over a directory: for every
     /// other name it must be its store.
     case keepLocal
+    /// The S3 store against moto's server, below a prefix, `name/` markers.
+    case s3Moto
+    /// The S3 store against `rclone serve s3`, which checks signatures and
+    /// keeps objects as files: hidden folder markers.
+    case s3Rclone
 
     var testDescription: String { rawValue }
 
     /// Whether the store behind this setup reports RFC 4331 quota: Apache's
-    /// mod_dav_fs (2.4) has no quota properties, so its store says nil.
-    var reportsQuota: Bool { self != .apache }
+    /// mod_dav_fs (2.4) has no quota properties and S3 has no quota, so
+    /// their stores say nil.
+    var reportsQuota: Bool { ![.apache, .s3Moto, .s3Rclone].contains(self) }
 
     /// Runs `body` with a store over a fresh, empty root, then tears it down.
     func withStore(_ body: (any UpstreamStore) async throws -> Void) async throws {
@@ -56,6 +62,16 @@ enum StoreSetup: String, CaseIterable, Sendable, CustomTestStringConvertible {
             let store = try KeepLocalStore(wrapping: DirectoryStore(root: root.appendingPathComponent("upstream")),
                                            folder: root.appendingPathComponent("local"), patterns: ["._*", ".DS_Store"])
             return (store, { try? FileManager.default.removeItem(at: root) })
+        case .s3Moto, .s3Rclone:
+            let server = try await (self == .s3Moto ? S3ServerKind.moto : .rclone).start()
+            let store = try S3Store(endpoint: server.endpoint, bucket: server.bucket, prefix: self == .s3Moto ? "under/a prefix/" : "",
+                                    region: server.region, pathStyle: true,
+                                    credentials: S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: server.secretAccessKey),
+                                    folderMarkers: self == .s3Moto ? .slash : .hidden)
+            return (store, {
+                try? await store.shutdown()
+                server.cleanUp()
+            })
         case .davgate:
             let server = try await DavgateProcess()
             let store = try WebDAVStore(baseURL: server.filesURL, credentials: ("admin", server.adminPassword),

@@ -18,11 +18,13 @@ extension S3Store {
         let status = Int(response.status.code)
         let bodyStart: Int64
         let size: Int64?
+        let partial = range != nil && (status == 206 || (status == 200 && response.headers.contains(name: "Content-Range")))
         switch status {
-        case 200:
+        case 200 where !partial:
             bodyStart = 0
             size = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
-        case 206 where range != nil:
+        case _ where partial:
+            // rclone serve s3 answers a range with 200 and a Content-Range.
             guard let parsed = response.headers.first(name: "Content-Range").flatMap(HTTPUpstream.contentRange),
                   let total = parsed.total else {
                 await HTTPUpstream.discard(response.body)
