@@ -81,7 +81,7 @@ extension S3Store {
     func forEachPage(prefix: String, delimited: Bool, _ body: (S3Listing) async throws -> Void) async throws {
         var token: String?
         repeat {
-            var query = listQuery(prefix: prefix, delimited: delimited, maxKeys: nil)
+            var query = listQuery(prefix: prefix, delimited: delimited, maxKeys: listPageSize)
             if let token { query.append(("continuation-token", token)) }
             let page = try S3Listing.parse(try await document(.GET, key: nil, query: query, operation: .list))
             try await body(page)

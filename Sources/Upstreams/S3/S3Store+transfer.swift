@@ -66,15 +66,20 @@ extension S3Store {
         let length = Int64(st.st_size)
         let key = try key(path)
         if path.count > 1, !(try await holdsKeys(below: Array(path.dropLast()))) { throw UpstreamError.conflict }
-        var headers: [(name: String, value: String)] = [
-            ("content-type", "application/octet-stream"),
-            // The file's own time to the nanosecond, as rclone keeps it.
-            ("x-amz-meta-mtime", "\(st.st_mtim.tv_sec).\(String(st.st_mtim.tv_nsec + 1_000_000_000).dropFirst())"),
-        ]
+        // The file's own time to the nanosecond, as rclone keeps it.
+        let mtime = "\(st.st_mtim.tv_sec).\(String(st.st_mtim.tv_nsec + 1_000_000_000).dropFirst())"
+        var headers: [(name: String, value: String)] = [("content-type", "application/octet-stream"), ("x-amz-meta-mtime", mtime)]
         let condition = try await checkedCondition(expecting, key: key)
-        let etag: String
+        var etag: String
         if length >= multipart.threshold {
             etag = try await uploadInParts(source, length: length, key: key, headers: headers, condition: condition, progress: progress)
+            // Some servers (rclone serve s3) answer a completion with one
+            // ETag and list the object under another: the version is what
+            // a HEAD says, when the HEAD still shows our object.
+            if let now = try await head(key), now.first(name: "x-amz-meta-mtime") == mtime,
+               now.first(name: "Content-Length") == String(length), let tag = now.first(name: "ETag") {
+                etag = Self.version(ofETag: tag)
+            }
         } else {
             headers += condition
             let answer = try await send(.PUT, key: key, headers: headers, body: .file(source, 0..<length, progress),

@@ -76,6 +76,8 @@ public struct S3Store: UpstreamStore, CustomStringConvertible, CustomDebugString
     let folderMarkers: FolderMarkers
     let multipart: Multipart
     let retry: Retry
+    /// Keys a listing page asks for: S3's own maximum, 1,000, but in tests.
+    let listPageSize: Int
     let client: HTTPClient
     let ownClient: ClientOwner?
     let tlsConfiguration: TLSConfiguration?
@@ -112,7 +114,7 @@ public struct S3Store: UpstreamStore, CustomStringConvertible, CustomDebugString
     public init(endpoint: URL, bucket: String, prefix: String = "", region: String = "us-east-1", pathStyle: Bool,
                 credentials: S3Credentials, credentialsSource: String? = nil, extraTrustRoot: URL? = nil,
                 folderMarkers: FolderMarkers = .slash, multipart: Multipart = Multipart(), retry: Retry = Retry(),
-                httpClient: HTTPClient? = nil,
+                listPageSize: Int = 1000, httpClient: HTTPClient? = nil,
                 timeouts: (connect: Duration, read: Duration) = (.seconds(10), .seconds(60))) throws {
         guard let components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
@@ -141,6 +143,7 @@ public struct S3Store: UpstreamStore, CustomStringConvertible, CustomDebugString
         self.folderMarkers = folderMarkers
         self.multipart = multipart
         self.retry = retry
+        self.listPageSize = max(1, min(listPageSize, 1000))
         self.timeouts = timeouts
         let tls = try extraTrustRoot.map(HTTPUpstream.tlsConfiguration(trusting:))
         self.tlsConfiguration = tls
