@@ -29,25 +29,9 @@ struct LitmusTests {
         let litmus = try #require(findExecutable("litmus"), "litmus is not installed; .ci/run installs it (apt-get install litmus)")
         let server = try await DavgateProcess(tls: tls, extraDomain: setup.extraDomain)
         defer { server.cleanUp() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: litmus)
-        process.arguments = ["\(server.baseURL)/files/", "admin", server.adminPassword]
-        process.currentDirectoryURL = server.root
-        var environment = ProcessInfo.processInfo.environment
-        environment["TESTS"] = "basic copymove props locks http"
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = try await onDispatch {
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
-        let summary = LitmusSummary(output)
+        let summary = try await runLitmus(litmus, url: "\(server.baseURL)/files/", password: server.adminPassword, in: server.root)
         if summary.failed > 0 || summary.warnings > 0 || summary.passed < 103 {
-            print(output)
+            print(summary.output)
             print(server.stderr)
         }
         #expect(summary.suites == 5, "litmus ran \(summary.suites) suites")
@@ -59,8 +43,30 @@ struct LitmusTests {
     }
 }
 
+/// Runs litmus's five suites against `url` as admin, in `folder`.
+func runLitmus(_ litmus: String, url: String, password: String, in folder: URL) async throws -> LitmusSummary {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: litmus)
+    process.arguments = [url, "admin", password]
+    process.currentDirectoryURL = folder
+    var environment = ProcessInfo.processInfo.environment
+    environment["TESTS"] = "basic copymove props locks http"
+    process.environment = environment
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let output = try await onDispatch {
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+    return LitmusSummary(output)
+}
+
 /// The figures litmus prints: one summary line per suite, warnings, failures.
 struct LitmusSummary {
+    var output = ""
     var suites = 0
     var passed = 0
     var failed = 0
@@ -69,6 +75,7 @@ struct LitmusSummary {
     var warningLines: [String] = []
 
     init(_ output: String) {
+        self.output = output
         for line in output.split(separator: "\n").map(String.init) {
             // "<- summary for `basic': of 16 tests run: 16 passed, 0 failed. 100.0%"
             if line.contains("<- summary for") {

@@ -6,9 +6,13 @@ import Testing
 /// is a subfolder, each object a file under it; every request must be
 /// signed with `S3TestAccount`'s key.
 ///
-/// The directory cache is off (`--dir-cache-time 0s`), so a listing shows
-/// what is on disk now: a test may change `bucketFolder` behind the
-/// server's back, as another writer to the same storage would.
+/// The directory cache lives one second (`--dir-cache-time 1s`), so a test
+/// may change `bucketFolder` behind the server's back, as another writer to
+/// the same storage would, and see it listed a second later. Not 0 s: with
+/// no directory cache, rclone 1.75.2 does not remove the folder a
+/// DeleteObjects emptied, and a CopyObject onto that name then spins a core
+/// without ever answering (litmus's copy_overwrite through davgate hung so).
+/// `settleAfterDiskChanges` is how long to wait.
 public final class RcloneS3Server: S3TestServer {
     public let kind = S3ServerKind.rclone
     public let folder: URL
@@ -18,6 +22,8 @@ public final class RcloneS3Server: S3TestServer {
     public let accessKeyID = S3TestAccount.accessKeyID
     public let secretAccessKey = S3TestAccount.secretAccessKey
     public let region = S3TestAccount.region
+    /// How long after a change made on disk a listing shows it.
+    public static let settleAfterDiskChanges = Duration.milliseconds(1500)
     public var log: URL { folder.appendingPathComponent("rclone.log") }
     /// The folder the server serves: its subfolders are the buckets.
     public var root: URL { folder.appendingPathComponent("root") }
@@ -37,7 +43,7 @@ public final class RcloneS3Server: S3TestServer {
             "--cache-dir", folder.appendingPathComponent("cache").path,
             "--auth-key", "\(S3TestAccount.accessKeyID),\(S3TestAccount.secretAccessKey)",
             "--addr", "127.0.0.1:0",
-            "--dir-cache-time", "0s",
+            "--dir-cache-time", "1s",
             root.path,
         ]
         let process: PortAnnouncingProcess

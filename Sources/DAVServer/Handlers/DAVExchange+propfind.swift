@@ -29,6 +29,12 @@ extension DAVExchange {
         let quota = query.names(LiveProperty.quotaAvailableBytes.name, LiveProperty.quotaUsedBytes.name)
             ? try? await provider.quota() : nil
         let hasLocks = try await provider.hasLiveLocks()
+        // The target's own listing comes before the 207's head: when the
+        // upstream refuses or is down, the client gets that status (502,
+        // 503), not a multistatus cut short.
+        if depth != .zero && target.isFolder {
+            guard try await provider.refreshIfStale(target) else { throw DAVError(.notFound, "no such resource: gone upstream") }
+        }
         let first = try await renderPage([(target, itemPath)], provider: provider, query: query, quota: quota, hasLocks: hasLocks)
         let exchange = self
         let body = ResponseBody { writer in
@@ -39,7 +45,9 @@ extension DAVExchange {
                 var folders: [(Item, ItemPath)] = [(target, exchange.itemPath)]
                 while !folders.isEmpty {
                     let (folder, folderPath) = folders.removeFirst()
-                    guard try await provider.refreshIfStale(folder) else { continue }
+                    if folder.id != target.id {
+                        guard try await provider.refreshIfStale(folder) else { continue }
+                    }
                     var after: String?
                     while true {
                         let page = try await provider.children(of: folder, after: after, limit: 500)
