@@ -6,9 +6,14 @@ import Testing
 /// is a subfolder, each object a file under it; every request must be
 /// signed with `S3TestAccount`'s key.
 ///
-/// The directory cache is off (`--dir-cache-time 0s`), so a listing shows
-/// what is on disk now: a test may change `bucketFolder` behind the
-/// server's back, as another writer to the same storage would.
+/// The directory cache lasts a millisecond (`--dir-cache-time 1ms`), so a
+/// listing shows what is on disk now: a test may change `bucketFolder`
+/// behind the server's back, as another writer to the same storage would.
+/// Not `0s`: with it, rclone 1.75.2's VFS spins a whole core forgetting
+/// directory caches from the first PUT below a folder on, for as long as
+/// it runs (some 200,000 `forgetting directory cache` lines a second at
+/// `-vv`), and a test that writes a tree of folders starves the machine
+/// until requests time out.
 public final class RcloneS3Server: S3TestServer {
     public let kind = S3ServerKind.rclone
     public let folder: URL
@@ -37,7 +42,7 @@ public final class RcloneS3Server: S3TestServer {
             "--cache-dir", folder.appendingPathComponent("cache").path,
             "--auth-key", "\(S3TestAccount.accessKeyID),\(S3TestAccount.secretAccessKey)",
             "--addr", "127.0.0.1:0",
-            "--dir-cache-time", "0s",
+            "--dir-cache-time", "1ms",
             root.path,
         ]
         let process: PortAnnouncingProcess
