@@ -24,7 +24,9 @@ public final class DavgateProcess: @unchecked Sendable {
     /// `scheme://127.0.0.1:port`, without a path.
     public var baseURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
     /// The collection URL of the domain `files`.
-    public var filesURL: URL { URL(string: baseURL + "/files/")! }
+    public var filesURL: URL { domainURL("files") }
+    /// The collection URL of the domain `name`, with its trailing slash.
+    public func domainURL(_ name: String) -> URL { URL(string: baseURL + "/\(name)/")! }
     public var stderr: String { output.stderrText }
 
     /// The built `davgate` executable, next to the test bundle.

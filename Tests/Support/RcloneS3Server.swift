@@ -8,11 +8,12 @@ import Testing
 ///
 /// The directory cache lives one second (`--dir-cache-time 1s`), so a test
 /// may change `bucketFolder` behind the server's back, as another writer to
-/// the same storage would, and see it listed a second later. Not 0 s: with
-/// no directory cache, rclone 1.75.2 does not remove the folder a
-/// DeleteObjects emptied, and a CopyObject onto that name then spins a core
-/// without ever answering (litmus's copy_overwrite through davgate hung so).
-/// `settleAfterDiskChanges` is how long to wait.
+/// the same storage would, and see it listed a second later
+/// (`settleAfterDiskChanges`). Not `0s`, which breaks rclone 1.75.2 twice:
+/// its VFS spins a whole core forgetting directory caches from the first
+/// PUT below a folder on, for as long as it runs, and it does not remove
+/// the folder a DeleteObjects emptied, so a CopyObject onto that name then
+/// never answers (litmus's copy_overwrite through davgate hung so).
 public final class RcloneS3Server: S3TestServer {
     public let kind = S3ServerKind.rclone
     public let folder: URL

@@ -48,11 +48,20 @@ extension S3TestServer {
     }
 
     /// Every key in the bucket (below `prefix`), with its size and ETag.
+    /// Swift compares strings by canonical equivalence, so an NFC and an
+    /// NFD spelling of one name are one key here; ``listing(prefix:)``
+    /// keeps both.
     public func keys(prefix: String = "") async throws -> [String: S3ListedObject] {
+        Dictionary(try await listing(prefix: prefix).map { ($0.key, $0.object) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Every key in the bucket (below `prefix`) as the server lists it, in
+    /// its order and spelled as it is stored: compare `key.utf8` to tell
+    /// names apart that differ only in their Unicode normalization.
+    public func listing(prefix: String = "") async throws -> [(key: String, object: S3ListedObject)] {
         let output = try await s3tool(["--json", "list", "--prefix", prefix])
         let rows = try JSONDecoder().decode([S3ListingRow].self, from: output.stdout)
-        return Dictionary(rows.map { ($0.key, S3ListedObject(size: $0.size, etag: $0.etag.trimmingCharacters(in: ["\""]))) },
-                          uniquingKeysWith: { first, _ in first })
+        return rows.map { ($0.key, S3ListedObject(size: $0.size, etag: $0.etag.trimmingCharacters(in: ["\""]))) }
     }
 
     /// The object's bytes.

@@ -13,14 +13,20 @@ extension DAVExchange {
         if try await hasBody() {
             throw DAVError(.unsupportedMediaType, "MKCOL with a body is not supported")
         }
-        if try await provider.item(at: itemPath) != nil {
-            throw DAVError(.methodNotAllowed, "a resource already exists at \(path.href(collection: false))")
-        }
+        let exists = DAVError(.methodNotAllowed, "a resource already exists at \(path.href(collection: false))")
+        if try await provider.item(at: itemPath) != nil { throw exists }
         guard let parent = try await provider.item(at: Array(itemPath.dropLast())), parent.isFolder else {
             throw DAVError(ProviderError.parentMissing)
         }
         let submitted = try await evaluateIfHeader()
-        _ = try await provider.makeFolder(at: itemPath, conditions: writeConditions(submitted: submitted, judging: nil))
+        do {
+            _ = try await provider.makeFolder(at: itemPath, conditions: writeConditions(submitted: submitted, judging: nil))
+        } catch ProviderError.exists, ProviderError.upstream(.exists) {
+            // Made since the check above by a MKCOL racing this one (rclone
+            // sends one for every parent of each of its parallel uploads), or
+            // there upstream already: still 405, not MOVE's 412.
+            throw exists
+        }
         return Self.response(.created)
     }
 }

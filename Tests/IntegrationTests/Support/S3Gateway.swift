@@ -10,6 +10,8 @@ struct S3Gateway {
     let proxy: S3FaultProxy?
     let gateway: DavgateProcess
     let client: DAVClient
+    /// The key prefix the domain `s3` is rooted at: empty, or ending in `/`.
+    let prefix: String
     /// The domain's folder markers: `name/` where the server keeps them,
     /// `name/.davgate-folder` on rclone serve s3.
     var markers: String { server.kind.keepsFolderMarkers ? "slash" : "hidden" }
@@ -48,7 +50,8 @@ func withS3Gateway(_ kind: S3ServerKind, faults: Bool = false, prefix: String = 
     defer { gateway.cleanUp() }
     let client = try DAVClient(gateway)
     do {
-        try await body(S3Gateway(server: server, proxy: proxy, gateway: gateway, client: client))
+        let root = prefix.isEmpty || prefix.hasSuffix("/") ? prefix : prefix + "/"
+        try await body(S3Gateway(server: server, proxy: proxy, gateway: gateway, client: client, prefix: root))
         try await client.shutdown()
     } catch {
         print(gateway.stderr)
