@@ -68,7 +68,13 @@ struct DavfsMounter {
             _ = try? await command.run(umount, ["-l", mountPoint.path], timeout: .seconds(10))
             throw error
         }
-        let unmounted = try await command.run(umount, [mountPoint.path], timeout: .seconds(120))
+        var unmounted = try await command.run(umount, [mountPoint.path], timeout: .seconds(120))
+        // A moment after the last write the kernel may still hold the mount
+        // ("target is busy"); it is let go within a second or two.
+        for _ in 0..<5 where !unmounted.succeeded && "\(unmounted)".contains("busy") {
+            try await Task.sleep(for: .seconds(1))
+            unmounted = try await command.run(umount, [mountPoint.path], timeout: .seconds(120))
+        }
         if !unmounted.succeeded { _ = try? await command.run(umount, ["-l", mountPoint.path], timeout: .seconds(10)) }
         #expect(unmounted.succeeded, "umount \(mountPoint.path): \(unmounted)")
     }
