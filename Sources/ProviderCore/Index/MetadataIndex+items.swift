@@ -216,22 +216,14 @@ extension MetadataIndex {
         }
     }
 
-    /// Applies the diff between the index and a fresh upstream listing in one
-    /// transaction: new names become placeholders, changed versions drop the
-    /// cached content and bump the ETag, vanished names go. Returns the ids
-    /// whose cached content is now stale or gone (for the cache to delete).
-    func applyListing(folder: Int64, domain: String, entries: [UpstreamEntry], version: String? = nil) async throws -> [Int64] {
-        try await write { db in
-            let pass = Int64.random(in: 1...Int64.max)
-            return try Self.apply(db, entries, folder: folder, domain: domain, pass: pass)
-                + Self.sweep(db, folder: folder, pass: pass, version: version)
-        }
-    }
-
-    /// One page of a listing that arrives in pages (S3's 1,000 keys), applied
-    /// as `applyListing` applies a whole one, each member marked with the
+    /// Applies one page of a fresh upstream listing (all of it, for stores
+    /// that list in one answer; 1,000 keys for S3) in one transaction: new
+    /// names become placeholders, changed versions drop the cached content
+    /// and bump the ETag, and each member named is marked with the
     /// refresh's `pass`; `finishListing` then removes what no page named.
-    /// A folder of any size is listed holding one page at a time.
+    /// A folder of any size is listed holding one page at a time. Returns
+    /// the ids whose cached content is now stale or gone (for the cache to
+    /// delete).
     func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64) async throws -> [Int64] {
         try await write { db in try Self.apply(db, entries, folder: folder, domain: domain, pass: pass) }
     }
