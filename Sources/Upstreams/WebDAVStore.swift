@@ -79,16 +79,7 @@ public struct WebDAVStore: UpstreamStore, CustomStringConvertible, CustomDebugSt
         self.authorization = credentials.map { Authorization(user: $0.user, password: $0.password) }
         self.credentialsSource = credentialsSource
         self.timeouts = timeouts
-        let tls = try extraTrustRoot.map(HTTPUpstream.tlsConfiguration(trusting:))
-        self.tlsConfiguration = tls
-        if let httpClient {
-            client = httpClient
-            ownClient = nil
-        } else {
-            client = HTTPClient(eventLoopGroupProvider: .singleton,
-                                configuration: HTTPUpstream.clientConfiguration(tls: tls, timeouts: timeouts))
-            ownClient = ClientOwner(client)
-        }
+        (client, ownClient, tlsConfiguration) = try HTTPUpstream.client(httpClient, trusting: extraTrustRoot, timeouts: timeouts)
     }
 
     /// Shuts the store's own HTTP client down; does nothing for a shared one.

@@ -21,6 +21,17 @@ struct S3StoreTests {
                     listPageSize: pageSize)
     }
 
+    /// Runs `body` with a server of `kind`, a fault proxy in front of it
+    /// and a store through the proxy; cleans up whatever happens.
+    func withStore(_ kind: S3ServerKind, attempts: Int = 4, pageSize: Int = 1000,
+                   _ body: (any S3TestServer, S3FaultProxy, S3Store) async throws -> Void) async throws {
+        let server = try await kind.start()
+        defer { server.cleanUp() }
+        let proxy = try await S3FaultProxy(in: server)
+        defer { proxy.cleanUp() }
+        try await body(server, proxy, try store(server, through: proxy, attempts: attempts, pageSize: pageSize))
+    }
+
     func localFile(bytes count: Int, seed: UInt8 = 7) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("s3-local-\(UUID().uuidString)")
         let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
@@ -30,95 +41,80 @@ struct S3StoreTests {
 
     @Test("a large file goes up in parts, streamed from the file; the bucket holds exactly its bytes", arguments: S3ServerKind.allCases)
     func multipartUpload(kind: S3ServerKind) async throws {
-        let server = try await kind.start()
-        defer { server.cleanUp() }
-        let proxy = try await S3FaultProxy(in: server)
-        defer { proxy.cleanUp() }
-        let store = try store(server, through: proxy)
-        let file = try localFile(bytes: 13 << 20)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let progress = UploadProgress()
-        let entry = try await store.upload(file, to: ["big.bin"], expecting: .absent, progress: progress)
-        #expect(entry.size == 13 << 20)
-        #expect(progress.bytesSent == 13 << 20)
-        #expect(try proxy.received()[.uploadPart] == 3, "5 + 5 + 3 MiB")
-        #expect(try await server.object("big.bin") == (try Data(contentsOf: file)))
-        #expect(try await store.stat(["big.bin"])?.version == entry.version)
+        try await withStore(kind) { server, proxy, store in
+            let file = try localFile(bytes: 13 << 20)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let progress = UploadProgress()
+            let entry = try await store.upload(file, to: ["big.bin"], expecting: .absent, progress: progress)
+            #expect(entry.size == 13 << 20)
+            #expect(progress.bytesSent == 13 << 20)
+            #expect(try proxy.received()[.uploadPart] == 3, "5 + 5 + 3 MiB")
+            #expect(try await server.object("big.bin") == (try Data(contentsOf: file)))
+            #expect(try await store.stat(["big.bin"])?.version == entry.version)
+        }
     }
 
     @Test("a part that keeps failing aborts the whole upload: nothing at the key, no multipart upload left stored", arguments: S3ServerKind.allCases)
     func failedPartAborts(kind: S3ServerKind) async throws {
-        let server = try await kind.start()
-        defer { server.cleanUp() }
-        let proxy = try await S3FaultProxy(in: server)
-        defer { proxy.cleanUp() }
-        let store = try store(server, through: proxy)
-        let file = try localFile(bytes: 13 << 20)
-        defer { try? FileManager.default.removeItem(at: file) }
-        // The second part fails at every attempt; the others go through.
-        try proxy.add(.init([.uploadPart], skip: 1, times: -1, action: .error(status: 500, code: "InternalError")))
-        await #expect(throws: UpstreamError.self) {
-            _ = try await store.upload(file, to: ["big.bin"], expecting: .absent, progress: nil)
+        try await withStore(kind) { server, proxy, store in
+            let file = try localFile(bytes: 13 << 20)
+            defer { try? FileManager.default.removeItem(at: file) }
+            // The second part fails at every attempt; the others go through.
+            try proxy.add(.init([.uploadPart], skip: 1, times: -1, action: .error(status: 500, code: "InternalError")))
+            await #expect(throws: UpstreamError.self) {
+                _ = try await store.upload(file, to: ["big.bin"], expecting: .absent, progress: nil)
+            }
+            #expect(try proxy.received()[.abortMultipartUpload] == 1)
+            #expect(try await server.keys().isEmpty)
+            #expect(try await server.multipartUploads().isEmpty)
         }
-        #expect(try proxy.received()[.abortMultipartUpload] == 1)
-        #expect(try await server.keys().isEmpty)
-        #expect(try await server.multipartUploads().isEmpty)
     }
 
     @Test("a part failing once is sent again, and the upload completes", arguments: S3ServerKind.allCases)
     func partRetried(kind: S3ServerKind) async throws {
-        let server = try await kind.start()
-        defer { server.cleanUp() }
-        let proxy = try await S3FaultProxy(in: server)
-        defer { proxy.cleanUp() }
-        let store = try store(server, through: proxy)
-        let file = try localFile(bytes: 13 << 20)
-        defer { try? FileManager.default.removeItem(at: file) }
-        try proxy.failUploadPart(2)
-        _ = try await store.upload(file, to: ["big.bin"], expecting: .any, progress: nil)
-        #expect(try proxy.received()[.uploadPart] == 4)
-        #expect(try await server.object("big.bin") == (try Data(contentsOf: file)))
+        try await withStore(kind) { server, proxy, store in
+            let file = try localFile(bytes: 13 << 20)
+            defer { try? FileManager.default.removeItem(at: file) }
+            try proxy.failUploadPart(2)
+            _ = try await store.upload(file, to: ["big.bin"], expecting: .any, progress: nil)
+            #expect(try proxy.received()[.uploadPart] == 4)
+            #expect(try await server.object("big.bin") == (try Data(contentsOf: file)))
+        }
     }
 
     @Test("SlowDown is retried with back-off; a storm longer than the retries is 'unavailable' (503 to the client), and changes nothing", arguments: S3ServerKind.allCases)
     func slowDown(kind: S3ServerKind) async throws {
-        let server = try await kind.start()
-        defer { server.cleanUp() }
-        let proxy = try await S3FaultProxy(in: server)
-        defer { proxy.cleanUp() }
-        let store = try store(server, through: proxy, attempts: 4)
-        let file = try localFile(bytes: 1000)
-        defer { try? FileManager.default.removeItem(at: file) }
+        try await withStore(kind, attempts: 4) { server, proxy, store in
+            let file = try localFile(bytes: 1000)
+            defer { try? FileManager.default.removeItem(at: file) }
 
-        try proxy.slowDown(next: 3, of: [.putObject])
-        _ = try await store.upload(file, to: ["calm"], expecting: .any, progress: nil)
-        #expect(try proxy.received()[.putObject] == 4)
+            try proxy.slowDown(next: 3, of: [.putObject])
+            _ = try await store.upload(file, to: ["calm"], expecting: .any, progress: nil)
+            #expect(try proxy.received()[.putObject] == 4)
 
-        try proxy.slowDown(next: 4, of: [.putObject])
-        await #expect {
-            _ = try await store.upload(file, to: ["storm"], expecting: .any, progress: nil)
-        } throws: { error in
-            guard case .unavailable(let message) = error as? UpstreamError else { return false }
-            return message.contains("SlowDown")
+            try proxy.slowDown(next: 4, of: [.putObject])
+            await #expect {
+                _ = try await store.upload(file, to: ["storm"], expecting: .any, progress: nil)
+            } throws: { error in
+                guard case .unavailable(let message) = error as? UpstreamError else { return false }
+                return message.contains("SlowDown")
+            }
+            #expect(try await server.keys().keys.sorted() == ["calm"])
         }
-        #expect(try await server.keys().keys.sorted() == ["calm"])
     }
 
     @Test("a GET cut in the middle leaves no file: nothing partial becomes content", arguments: S3ServerKind.allCases)
     func cutGet(kind: S3ServerKind) async throws {
-        let server = try await kind.start()
-        defer { server.cleanUp() }
-        let proxy = try await S3FaultProxy(in: server)
-        defer { proxy.cleanUp() }
-        let store = try store(server, through: proxy)
-        try await server.put("f", Data(repeating: 0x61, count: 200_000))
-        try proxy.cutGetBodies(after: 50_000)
-        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("s3-cut-\(UUID().uuidString)")
-        await #expect(throws: UpstreamError.self) { _ = try await store.fetch(["f"], into: destination) }
-        #expect(!FileManager.default.fileExists(atPath: destination.path))
-        _ = try await store.fetch(["f"], into: destination)
-        defer { try? FileManager.default.removeItem(at: destination) }
-        #expect(try Data(contentsOf: destination).count == 200_000)
+        try await withStore(kind) { server, proxy, store in
+            try await server.put("f", Data(repeating: 0x61, count: 200_000))
+            try proxy.cutGetBodies(after: 50_000)
+            let destination = FileManager.default.temporaryDirectory.appendingPathComponent("s3-cut-\(UUID().uuidString)")
+            await #expect(throws: UpstreamError.self) { _ = try await store.fetch(["f"], into: destination) }
+            #expect(!FileManager.default.fileExists(atPath: destination.path))
+            _ = try await store.fetch(["f"], into: destination)
+            defer { try? FileManager.default.removeItem(at: destination) }
+            #expect(try Data(contentsOf: destination).count == 200_000)
+        }
     }
 
     @Test("a refused signature names the vault entry to check")
@@ -148,46 +144,40 @@ struct S3StoreTests {
 
     @Test("listings follow every page: a folder of 25 keys in pages of 4, with folders, other tools' `name/` markers and keys no path can hold")
     func pagedListing() async throws {
-        let server = try await S3ServerKind.moto.start()
-        defer { server.cleanUp() }
-        let proxy = try await S3FaultProxy(in: server)
-        defer { proxy.cleanUp() }
-        for n in 0..<20 { try await server.put("d/f\(n)", Data("\(n)".utf8)) }
-        try await server.put("d/sub/x", Data("x".utf8))
-        try await server.put("d/empty/", Data())          // the AWS console's empty folder
-        try await server.put("d/a//b", Data("odd".utf8))  // an empty segment: not a path
-        try await server.put("d/..", Data("dots".utf8))
-        let store = try store(server, through: proxy, pageSize: 4)
-        var pages: [Int] = []
-        _ = try await store.listPages(["d"]) { pages.append($0.count) }
-        #expect(pages.count >= 6, "\(pages)")
-        let entries = try await store.list(["d"])
-        #expect(Set(entries.map(\.name)) == Set((0..<20).map { "f\($0)" } + ["sub", "empty", "a"]))
-        #expect(entries.filter(\.isFolder).map(\.name).sorted() == ["a", "empty", "sub"])
-        #expect(try await store.list(["d", "empty"]).isEmpty)
-        #expect(try proxy.received()[.getObject] == nil, "a listing fetches no content")
+        try await withStore(.moto, pageSize: 4) { server, proxy, store in
+            for n in 0..<20 { try await server.put("d/f\(n)", Data("\(n)".utf8)) }
+            try await server.put("d/sub/x", Data("x".utf8))
+            try await server.put("d/empty/", Data())          // the AWS console's empty folder
+            try await server.put("d/a//b", Data("odd".utf8))  // an empty segment: not a path
+            try await server.put("d/..", Data("dots".utf8))
+            var pages: [Int] = []
+            _ = try await store.listPages(["d"]) { pages.append($0.count) }
+            #expect(pages.count >= 6, "\(pages)")
+            let entries = try await store.list(["d"])
+            #expect(Set(entries.map(\.name)) == Set((0..<20).map { "f\($0)" } + ["sub", "empty", "a"]))
+            #expect(entries.filter(\.isFolder).map(\.name).sorted() == ["a", "empty", "sub"])
+            #expect(try await store.list(["d", "empty"]).isEmpty)
+            #expect(try proxy.received()[.getObject] == nil, "a listing fetches no content")
+        }
     }
 
     @Test("a folder's move copies every key before it deletes any: a copy failing halfway loses nothing", arguments: S3ServerKind.allCases)
     func folderMoveKeepsEverything(kind: S3ServerKind) async throws {
-        let server = try await kind.start()
-        defer { server.cleanUp() }
-        let proxy = try await S3FaultProxy(in: server)
-        defer { proxy.cleanUp() }
-        let store = try store(server, through: proxy, pageSize: 3)
-        _ = try await store.makeFolder(["src"])
-        for n in 0..<7 { _ = try await store.upload(try localFile(bytes: 10 + n), to: ["src", "f\(n)"], expecting: .absent, progress: nil) }
-        try proxy.add(.init([.copyObject], skip: 4, times: -1, action: .error(status: 500, code: "InternalError")))
-        await #expect(throws: UpstreamError.self) { _ = try await store.move(["src"], to: ["dst"]) }
-        let held = try await server.keys()
-        #expect((0..<7).allSatisfy { held["src/f\($0)"] != nil }, "every original is still there")
-        #expect(try proxy.received()[.deleteObjects] == nil, "nothing was deleted")
+        try await withStore(kind, pageSize: 3) { server, proxy, store in
+            _ = try await store.makeFolder(["src"])
+            for n in 0..<7 { _ = try await store.upload(try localFile(bytes: 10 + n), to: ["src", "f\(n)"], expecting: .absent, progress: nil) }
+            try proxy.add(.init([.copyObject], skip: 4, times: -1, action: .error(status: 500, code: "InternalError")))
+            await #expect(throws: UpstreamError.self) { _ = try await store.move(["src"], to: ["dst"]) }
+            let held = try await server.keys()
+            #expect((0..<7).allSatisfy { held["src/f\($0)"] != nil }, "every original is still there")
+            #expect(try proxy.received()[.deleteObjects] == nil, "nothing was deleted")
 
-        try proxy.reset()
-        _ = try await store.delete(["dst"])
-        _ = try await store.move(["src"], to: ["dst"])
-        #expect(Set(try await store.list(["dst"]).map(\.name)) == Set((0..<7).map { "f\($0)" }))
-        #expect(try await store.stat(["src"]) == nil)
+            try proxy.reset()
+            _ = try await store.delete(["dst"])
+            _ = try await store.move(["src"], to: ["dst"])
+            #expect(Set(try await store.list(["dst"]).map(\.name)) == Set((0..<7).map { "f\($0)" }))
+            #expect(try await store.stat(["src"]) == nil)
+        }
     }
 
     @Test("deleting a folder's last file keeps the folder, as a file system does", arguments: S3ServerKind.allCases)

@@ -13,6 +13,17 @@ import Glibc
 /// transport failures in `UpstreamError` terms, bodies read and dropped,
 /// byte ranges and writes at offsets.
 enum HTTPUpstream {
+    /// The client a store uses: the shared one it was given, or its own
+    /// (then also returned as the owner that shuts it down with the last
+    /// copy of the store), with the TLS settings that trust `extraTrustRoot`.
+    static func client(_ shared: HTTPClient?, trusting extraTrustRoot: URL?, timeouts: (connect: Duration, read: Duration))
+        throws -> (HTTPClient, ClientOwner?, TLSConfiguration?) {
+        let tls = try extraTrustRoot.map(tlsConfiguration(trusting:))
+        if let shared { return (shared, nil, tls) }
+        let own = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration(tls: tls, timeouts: timeouts))
+        return (own, ClientOwner(own), tls)
+    }
+
     /// The system's roots plus the configured PEM (an extra CA, or a
     /// self-signed server certificate, which then is its own anchor).
     static func tlsConfiguration(trusting pem: URL) throws -> TLSConfiguration {

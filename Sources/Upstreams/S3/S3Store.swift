@@ -145,16 +145,7 @@ public struct S3Store: UpstreamStore, CustomStringConvertible, CustomDebugString
         self.retry = retry
         self.listPageSize = max(1, min(listPageSize, 1000))
         self.timeouts = timeouts
-        let tls = try extraTrustRoot.map(HTTPUpstream.tlsConfiguration(trusting:))
-        self.tlsConfiguration = tls
-        if let httpClient {
-            client = httpClient
-            ownClient = nil
-        } else {
-            client = HTTPClient(eventLoopGroupProvider: .singleton,
-                                configuration: HTTPUpstream.clientConfiguration(tls: tls, timeouts: timeouts))
-            ownClient = ClientOwner(client)
-        }
+        (client, ownClient, tlsConfiguration) = try HTTPUpstream.client(httpClient, trusting: extraTrustRoot, timeouts: timeouts)
     }
 
     /// Shuts the store's own HTTP client down; does nothing for a shared one.
