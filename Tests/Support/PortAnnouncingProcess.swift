@@ -18,10 +18,13 @@ public final class PortAnnouncingProcess: Sendable {
     }
 
     /// Starts the program and returns once it accepts connections on the
-    /// port it printed.
+    /// port it printed. The default wait is long because in the full
+    /// integration suite dozens of servers and clients start at once on two
+    /// cores: there moto and rclone, up in well under a second alone, were
+    /// not seen listening within 30 s.
     /// - Throws: `Failure` with its log when it ends first or takes longer than `timeout`.
     public init(_ executable: String, _ arguments: [String], log: URL, environment: [String: String]? = nil,
-                timeout: Duration = .seconds(30)) async throws {
+                timeout: Duration = .seconds(120)) async throws {
         let pid = try ChildProcess.spawn(executable, arguments, stdin: .nowhere, stdout: .file(log), stderr: .file(log),
                                          environment: environment)
         let deadline = ContinuousClock.now + timeout
