@@ -689,7 +689,9 @@ struct ClientHabitsTests {
             let discovered = try await lockdiscovery(client, "/files/r.txt")
             #expect(discovered.count == 1)
             let left = Int(discovered.first?.timeout.dropFirst("Second-".count) ?? "") ?? 0
-            #expect((3590...3600).contains(left), "lockdiscovery shows the new timeout: \(discovered.first?.timeout ?? "-")")
+            // Above the old 1800 is the new timeout; the full suite on two
+            // cores once took 11 s between the refresh and this PROPFIND.
+            #expect((3000...3600).contains(left), "lockdiscovery shows the new timeout: \(discovered.first?.timeout ?? "-")")
 
             // Refresh with an unknown token: 412.
             let bogus = try await client.send("LOCK", "/files/r.txt", headers: [("If", "(<urn:uuid:11111111-1111-1111-1111-111111111111>)"), ("Timeout", "Second-60")])
@@ -711,7 +713,7 @@ struct ClientHabitsTests {
             #expect(indirectLock.root == "/files/locked/")
             #expect(indirectLock.depth == "infinity")
             let onCollection = try await lockdiscovery(client, "/files/locked/")
-            #expect(onCollection.first.map { (3590...3600).contains(Int($0.timeout.dropFirst(7)) ?? 0) } == true)
+            #expect(onCollection.first.map { (3000...3600).contains(Int($0.timeout.dropFirst(7)) ?? 0) } == true)
         }
     }
 
