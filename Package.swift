@@ -122,11 +122,23 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
 
         // Layer 3: configuration, first-start set-up and the command line.
+        .target(
+            name: "ServiceRuntime",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         .target(
             name: "GatewaySetup",
             dependencies: [
@@ -139,7 +151,8 @@ let package = Package(
         .executableTarget(
             name: "davgate",
             dependencies: [
-                "DAVServer", "Upstreams", "ProviderCore", "GatewaySetup", "Users", "Vault", "DurableFiles",
+                "DAVServer", "Upstreams", "ProviderCore", "GatewaySetup", "Users", "Vault", "DurableFiles", "ServiceRuntime",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -156,6 +169,7 @@ let package = Package(
 
         // Unit tests, one suite per module.
         .testTarget(name: "DurableFilesTests", dependencies: ["DurableFiles"], swiftSettings: swiftSettings),
+        .testTarget(name: "ServiceRuntimeTests", dependencies: ["ServiceRuntime", "DavgateTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"], swiftSettings: swiftSettings),
         .testTarget(name: "DAVProtocolTests", dependencies: ["DAVProtocol"], swiftSettings: swiftSettings),
         .testTarget(

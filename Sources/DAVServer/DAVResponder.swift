@@ -30,9 +30,11 @@ struct DAVResponder: HTTPResponder {
     func respond(to request: Request, context: Context) async throws -> Response {
         let method = request.method.rawValue
         let target = request.head.path ?? "/"
+        let start = ContinuousClock.now
+        var user = ""
         let response: Response
         do {
-            response = try await route(request, context: context)
+            response = try await route(request, context: context, user: &user)
             context.logger.debug("\(method) \(target) -> \(response.status.code)")
         } catch let error as DAVError {
             response = failure(error, method: method, target: target, context: context)
@@ -49,7 +51,8 @@ struct DAVResponder: HTTPResponder {
             response = failure(DAVError(.internalServerError, "internal error: \(error)"), method: method, target: target, context: context)
         }
         ServerMetrics.request(method: method, status: response.status.code)
-        return response
+        guard settings.live.accessLog else { return response }
+        return AccessLog(method: method, target: target, start: start, context: context).attach(to: response, user: user)
     }
 
     private func failure(_ error: DAVError, method: String, target: String, context: Context) -> Response {
@@ -67,7 +70,9 @@ struct DAVResponder: HTTPResponder {
         return Response(status: error.status, headers: headers, body: .init(byteBuffer: buffer))
     }
 
-    private func route(_ request: Request, context: Context) async throws -> Response {
+    /// - Parameter user: set to the authenticated user as soon as there is
+    ///   one, for the access log (also when the request then fails).
+    private func route(_ request: Request, context: Context, user authenticated: inout String) async throws -> Response {
         let target = request.head.path ?? "/"
         guard target.utf8.count <= Self.maxTargetBytes else {
             throw DAVError(.init(code: 414, reasonPhrase: "URI Too Long"),
@@ -88,6 +93,7 @@ struct DAVResponder: HTTPResponder {
         } else {
             user = try await authenticate(request, context: context)
         }
+        authenticated = user
         if parsed.path.segments.first == ServiceExchange.folder {
             return try await ServiceExchange(request: request, settings: settings, user: user, path: parsed.path).respond()
         }

@@ -1,6 +1,6 @@
 import Foundation
+import NIOConcurrencyHelpers
 import ProviderCore
-
 import Users
 
 /// Everything the HTTP layer needs, assembled by the executable from the
@@ -8,12 +8,13 @@ import Users
 public struct DAVServerSettings: Sendable {
     public var host: String
     public var port: Int
-    /// PEM paths; nil serves plain HTTP (tests, or behind a TLS proxy).
-    public var tls: (certificate: String, privateKey: String)?
+    /// The certificate presented, reloadable; nil serves plain HTTP (tests,
+    /// or behind a TLS proxy).
+    public var certificate: ServerCertificate?
     public var domains: [String: Provider]
-    /// Who may use each domain: user -> permission. A domain without an
-    /// entry is open to every user, read and write.
-    public var permissions: [String: [String: DomainPermission]]
+    /// What a reload may change while the server runs; shared by every
+    /// copy of these settings.
+    public let live: LiveServerSettings
     public var users: UserStore
     public var realm: String
     public var allowBasicOverHTTP: Bool
@@ -35,17 +36,21 @@ public struct DAVServerSettings: Sendable {
     public var metricsText: (@Sendable () -> String)?
     /// When the server started, for the status page.
     public var startedAt = Date()
+    /// How long a stop (SIGTERM, SIGINT) lets requests in flight and the
+    /// uploads they started finish before they are cut.
+    public var shutdownGrace: Duration = .seconds(10)
 
-    public init(host: String, port: Int, tls: (certificate: String, privateKey: String)?, domains: [String: Provider],
-                permissions: [String: [String: DomainPermission]] = [:], users: UserStore, realm: String = "davgate", allowBasicOverHTTP: Bool = false,
+    public init(host: String, port: Int, certificate: ServerCertificate?, domains: [String: Provider],
+                permissions: [String: [String: DomainPermission]] = [:], accessLog: Bool = false,
+                users: UserStore, realm: String = "davgate", allowBasicOverHTTP: Bool = false,
                 maxXMLBodyBytes: Int = 1 << 20, propfindInfinity: Bool = false,
                 lockTimeoutDefault: Int = 600, lockTimeoutMax: Int = 604_800,
                 idleTimeout: Duration = .seconds(60), headerTimeout: Duration = .seconds(20)) {
         self.host = host
         self.port = port
-        self.tls = tls
+        self.certificate = certificate
         self.domains = domains
-        self.permissions = permissions
+        self.live = LiveServerSettings(permissions: permissions, accessLog: accessLog)
         self.users = users
         self.realm = realm
         self.allowBasicOverHTTP = allowBasicOverHTTP
@@ -68,7 +73,37 @@ extension DAVServerSettings {
     /// The user's permission in a domain; nil when the domain is not theirs
     /// to see (answered 404, so its existence is not revealed).
     func permission(of user: String, in domain: String) -> DomainPermission? {
-        guard let grants = permissions[domain] else { return .readWrite }
+        guard let grants = live.permissions[domain] else { return .readWrite }
         return grants[user]
+    }
+}
+
+/// The server settings a reload changes in place (SIGHUP): who may use
+/// which domain, and whether every request is logged. One reference shared
+/// by all copies of `DAVServerSettings`, read per request under a lock
+/// that is never held for longer than a copy.
+public final class LiveServerSettings: Sendable {
+    private struct Values {
+        var permissions: [String: [String: DomainPermission]]
+        var accessLog: Bool
+    }
+    private let values: NIOLockedValueBox<Values>
+
+    init(permissions: [String: [String: DomainPermission]], accessLog: Bool) {
+        values = NIOLockedValueBox(Values(permissions: permissions, accessLog: accessLog))
+    }
+
+    /// Who may use each domain: user -> permission. A domain without an
+    /// entry is open to every user, read and write.
+    public var permissions: [String: [String: DomainPermission]] {
+        get { values.withLockedValue { $0.permissions } }
+        set { values.withLockedValue { $0.permissions = newValue } }
+    }
+
+    /// `access_log`: one line per request at info (method, path, status,
+    /// bytes, duration, user, client, request id).
+    public var accessLog: Bool {
+        get { values.withLockedValue { $0.accessLog } }
+        set { values.withLockedValue { $0.accessLog = newValue } }
     }
 }

@@ -4,6 +4,8 @@ import ProviderCore
 extension GatewayConfig {
     /// The log levels `log_level` accepts (swift-log's).
     static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+    /// The formats `log_format` accepts.
+    static let logFormats = ["text", "json"]
 
     /// Reads and checks a configuration file.
     ///
@@ -106,7 +108,7 @@ private struct ConfigReader {
         try table.refuseUnknownKeys([
             "listen", "tls", "certificate", "private_key", "state", "allow_basic_over_http", "max_xml_body",
             "propfind_infinity", "listing_ttl", "lock_timeout_default", "lock_timeout_max", "log_level", "realm", "vault",
-            "idle_timeout", "header_timeout",
+            "idle_timeout", "header_timeout", "log_format", "access_log", "shutdown_grace",
         ])
         var server = ServerSettings(configFolder: folder)
         if let listen = try table.string("listen") {
@@ -166,6 +168,19 @@ private struct ConfigReader {
                 throw table.error("log_level", "expected one of \(GatewayConfig.logLevels.joined(separator: ", ")), got \"\(level)\"")
             }
             server.logLevel = level
+        }
+        if let format = try table.string("log_format") {
+            guard GatewayConfig.logFormats.contains(format) else {
+                throw table.error("log_format", "expected \"text\" or \"json\", got \"\(format)\"")
+            }
+            server.logFormat = format
+        }
+        server.accessLog = try table.bool("access_log") ?? server.accessLog
+        if let seconds = try table.duration("shutdown_grace") {
+            guard seconds <= 3600 else {
+                throw table.error("shutdown_grace", "expected seconds from 0 to 3600 (an hour), got \(seconds)")
+            }
+            server.shutdownGrace = seconds
         }
         if let realm = try table.string("realm") {
             // The realm is sent as a quoted-string in WWW-Authenticate (RFC 7617 section 2).

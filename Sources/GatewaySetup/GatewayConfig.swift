@@ -56,6 +56,14 @@ public struct ServerSettings: Sendable {
     public var headerTimeout: Double
     /// `log_level`: trace, debug, info, notice, warning, error or critical; default info.
     public var logLevel: String
+    /// `log_format`: `text` (default, readable lines) or `json` (one
+    /// object per line, for log shippers).
+    public var logFormat: String
+    /// `access_log`, default false: a line per request at info.
+    public var accessLog: Bool
+    /// `shutdown_grace` in seconds (10): how long a stop lets requests in
+    /// flight finish before they are cut.
+    public var shutdownGrace: Double
     /// `realm` of the Basic auth challenge, default `davgate`.
     public var realm: String
     /// The credentials vault (`vault`); defaults to `vault.dgv` in the state folder.
@@ -78,6 +86,9 @@ public struct ServerSettings: Sendable {
         idleTimeout = 60
         headerTimeout = 20
         logLevel = "info"
+        logFormat = "text"
+        accessLog = false
+        shutdownGrace = 10
         realm = "davgate"
         vault = state.appendingPathComponent("vault.dgv")
     }

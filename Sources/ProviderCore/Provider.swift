@@ -19,19 +19,16 @@ public final class Provider: Sendable {
     let store: any UpstreamStore
     let index: MetadataIndex
     let cache: ContentCache
-    /// How long a folder listing is trusted before it is refreshed.
-    public let listingTTL: TimeInterval
+    /// What a reload may change while the provider runs (`retune`).
+    let tuning: NIOLockedValueBox<ProviderTuning>
     let logger: Logger
     let metrics: ProviderMetrics
     let health = UpstreamHealth()
-    /// How much the cache may hold.
-    public let budget: CacheBudget
     /// Whether a PUT waits for its upload (through) or the journal's (back).
     /// The initializer defaults to write-through, since write-back needs
     /// `runUploads()` running beside the provider; `davgate serve` starts it,
     /// and there the configuration's default is write-back.
     public let writeMode: WriteMode
-    public let uploads: UploadPolicy
     /// Where clients' locks on files are mirrored (`mirror_locks`), if anywhere.
     public let lockMirror: (any LockMirror)?
     /// Uploads side by side up to `uploads.parallelism`, one per item, so
@@ -75,12 +72,10 @@ public final class Provider: Sendable {
         self.store = store
         self.index = index
         self.cache = try ContentCache(folder: cacheFolder)
-        self.listingTTL = listingTTL
+        self.tuning = NIOLockedValueBox(ProviderTuning(listingTTL: listingTTL, budget: budget, uploads: uploads))
         self.revalidation = revalidation
         self.trustFolderVersions = trustFolderVersions
-        self.budget = budget
         self.writeMode = writeMode
-        self.uploads = uploads
         self.uploadSlots = UploadSlots(limit: uploads.parallelism)
         self.lockMirror = lockMirror
         self.metrics = ProviderMetrics(domain: domain)

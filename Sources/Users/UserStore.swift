@@ -46,6 +46,24 @@ public final class UserStore: Sendable {
         self.state = NIOLockedValueBox(State(users: users, stamp: stamp, lastCheck: .now))
     }
 
+    /// Reads the file now rather than at the next check (a reload, SIGHUP)
+    /// and forgets every briefly cached verification, so a password changed
+    /// or a user removed by hand takes effect with the reload.
+    /// - Returns: how many users the file holds.
+    /// - Throws: ``UserStoreError/io(_:)`` when the file cannot be read;
+    ///   the users stay as they were.
+    @discardableResult
+    public func reload() throws(UserStoreError) -> Int {
+        let (users, stamp) = try Self.load(file)
+        state.withLockedValue { state in
+            state.users = users
+            state.stamp = stamp
+            state.lastCheck = .now
+            state.verified = VerifiedCredentials()
+        }
+        return users.count
+    }
+
     /// The user names, sorted.
     public var names: [String] {
         state.withLockedValue { state in

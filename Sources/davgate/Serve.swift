@@ -5,7 +5,9 @@ import Foundation
 import GatewaySetup
 import Logging
 import Prometheus
+import ServiceLifecycle
 import ProviderCore
+import ServiceRuntime
 import Upstreams
 import Users
 import Vault
@@ -25,21 +27,27 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         limitAllocatorRetention()
         let config = try loadConfig(vaultOptions.config.config)
-        let logger = makeLogger(level: config.server.logLevel)
+        let output = LogOutput(level: Logger.Level(rawValue: config.server.logLevel) ?? .info,
+                               format: LogFormat(rawValue: config.server.logFormat) ?? .text)
+        let logger = Logger(label: "davgate") { output.handler(label: $0) }
         // Before any provider or handler makes its counters.
         let metrics = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
         let server = config.server
         try FileManager.default.createDirectory(at: server.state, withIntermediateDirectories: true)
 
-        var tls: (certificate: String, privateKey: String)?
+        var certificate: ServerCertificate?
         if server.tls {
             let (created, fingerprint) = try DevelopmentCertificate.ensure(certificate: server.certificate, privateKey: server.privateKey)
             if created {
                 say("Created a self-signed certificate for localhost and 127.0.0.1: \(server.certificate.path)")
             }
             say("Certificate SHA-256 fingerprint: \(fingerprint)")
-            tls = (server.certificate.path, server.privateKey.path)
+            do {
+                certificate = try ServerCertificate(certificate: server.certificate.path, privateKey: server.privateKey.path)
+            } catch {
+                throw ValidationError("\(config.file.path): \(error)")
+            }
         }
 
         let users = try UserStore(file: server.state.appendingPathComponent("users.json"))
@@ -69,19 +77,16 @@ struct Serve: AsyncParsableCommand {
                 lockMirror: domain.mirrorLocks ? store as? any LockMirror : nil, logger: logger)
         }
 
-        var permissions: [String: [String: DomainPermission]] = [:]
-        for domain in config.domains {
-            guard let users = domain.users else { continue }
-            permissions[domain.name] = users.mapValues { $0 == .readOnly ? .readOnly : .readWrite }
-        }
         var settings = DAVServerSettings(
-            host: server.host, port: server.port, tls: tls, domains: providers, permissions: permissions, users: users,
+            host: server.host, port: server.port, certificate: certificate, domains: providers,
+            permissions: Reloader.permissions(of: config.domains), accessLog: server.accessLog, users: users,
             realm: server.realm, allowBasicOverHTTP: server.allowBasicOverHTTP,
             maxXMLBodyBytes: server.maxXMLBodyBytes, propfindInfinity: server.propfindInfinity,
             lockTimeoutDefault: server.lockTimeoutDefault, lockTimeoutMax: server.lockTimeoutMax,
             idleTimeout: .milliseconds(Int64(server.idleTimeout * 1000)),
             headerTimeout: .milliseconds(Int64(server.headerTimeout * 1000)))
         settings.metricsText = { metrics.emitToString() }
+        settings.shutdownGrace = .milliseconds(Int64(server.shutdownGrace * 1000))
         let scheme = server.tls ? "https" : "http"
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
         // What the journal holds from before a restart is put right first,
@@ -94,14 +99,25 @@ struct Serve: AsyncParsableCommand {
         // The uploads run in the server's service group; by the time `run`
         // returns, a graceful stop has let them finish (or cut them short
         // after the grace), so what is reported below is what really waits.
-        let uploader = Uploader(providers: config.domains.compactMap { providers[$0.name] })
-        try await DAVServer(settings: settings, logger: logger).run(services: [uploader]) { port in
+        let uploader = Uploader(providers: config.domains.compactMap { providers[$0.name] }, grace: settings.shutdownGrace)
+        let notifier = SystemdNotifier()
+        let reloader = Reloader(configPath: vaultOptions.config.config, running: config, output: output, certificate: certificate,
+                                providers: providers, live: settings.live, users: users, logger: logger)
+        let companions: [any Service] = [
+            ReloadSignal(notifier: notifier) { await reloader.reload() },
+            SystemdService(notifier: notifier, logger: logger),
+        ]
+        try await DAVServer(settings: settings, logger: logger).run(services: [uploader], companions: companions) { port in
             let domains = config.domains.map { "\(scheme)://\(host):\(port)/\($0.name)/" }.joined(separator: ", ")
             say("davgate listening on \(scheme)://\(host):\(port)/ serving \(domains)")
+            if let failure = notifier.notify("READY=1\nSTATUS=serving \(domains)") {
+                logger.warning("\(failure)")
+            }
         }
         for provider in providers.values {
             await provider.reportPendingAtStop()
         }
+        logger.notice("davgate stopped")
     }
 }
 
@@ -185,10 +201,4 @@ func loadConfig(_ path: String) throws -> GatewayConfig {
     } catch {
         throw ValidationError("\(error)")
     }
-}
-
-func makeLogger(level: String) -> Logger {
-    var logger = Logger(label: "davgate") { StreamLogHandler.standardError(label: $0) }
-    logger.logLevel = Logger.Level(rawValue: level) ?? .info
-    return logger
 }

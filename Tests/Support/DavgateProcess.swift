@@ -41,9 +41,10 @@ public final class DavgateProcess: @unchecked Sendable {
 
     /// Starts davgate; `extraServer` lines go into `[server]`, `extraDomain` into the domain table.
     /// `allowBasicOverHTTP` is the `allow_basic_over_http` key (davgate's default is false;
-    /// the tests default to true so that litmus can run over plain HTTP).
+    /// the tests default to true so that litmus can run over plain HTTP). `environment` entries
+    /// are added to the process's (a test playing systemd sets `NOTIFY_SOCKET`).
     public init(tls: Bool = true, allowBasicOverHTTP: Bool = true, extraServer: String = "", extraDomain: String = "",
-         arguments: [String] = [], reuse root: URL? = nil) async throws {
+         arguments: [String] = [], environment: [String: String] = [:], reuse root: URL? = nil) async throws {
         self.tls = tls
         let root = root ?? FileManager.default.temporaryDirectory.appendingPathComponent("davgate-it-\(UUID().uuidString)")
         self.root = root
@@ -70,8 +71,10 @@ public final class DavgateProcess: @unchecked Sendable {
         // Not Foundation's Process: it hands the child the calling thread's
         // signal mask, where SIGTERM is blocked, so davgate would never hear it.
         let pid = try ChildProcess.spawn(Self.executable.path, ["serve", "--config", conf.appendingPathComponent("davgate.toml").path] + arguments,
-                                         stdout: collector.stdoutPipe.fileHandleForWriting.fileDescriptor,
-                                         stderr: collector.stderrPipe.fileHandleForWriting.fileDescriptor)
+                                         stdin: .nowhere,
+                                         stdout: .descriptor(collector.stdoutPipe.fileHandleForWriting.fileDescriptor),
+                                         stderr: .descriptor(collector.stderrPipe.fileHandleForWriting.fileDescriptor),
+                                         environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
         try collector.stdoutPipe.fileHandleForWriting.close()
         try collector.stderrPipe.fileHandleForWriting.close()
         self.pid = pid
@@ -101,6 +104,22 @@ public final class DavgateProcess: @unchecked Sendable {
     /// Stops the process (SIGTERM, then SIGKILL) and waits for it.
     public func stop() {
         ChildProcess.stop(pid)
+    }
+
+    /// Sends SIGTERM and waits up to `timeout` for the process to end.
+    /// - Returns: its exit code (128 + the signal when a signal ended it),
+    ///   or nil when it was still running at the deadline (then killed).
+    public func terminate(timeout: Duration) async throws -> Int32? {
+        kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            var status: Int32 = 0
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid { return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        crash()
+        return nil
     }
 
     /// Kills the process at once (SIGKILL: no shutdown of any kind) and reaps it.

@@ -57,7 +57,7 @@ extension DAVExchange {
 
     /// RFC 4709: a small XML document a desktop opens with its WebDAV client.
     private func davmount() -> Response {
-        let scheme = settings.tls != nil ? "https" : "http"
+        let scheme = settings.certificate != nil ? "https" : "http"
         let host = request.head.authority ?? "localhost"
         let url = "\(scheme)://\(host)\(path.href(collection: true))"
         let body = """

@@ -12,7 +12,7 @@ public final class UploadSlots: Sendable {
     }
 
     private struct State: WaitingState {
-        let limit: Int
+        var limit: Int
         var uploading: Set<Int64> = []
         var held: Set<Int64> = []
         var waiters = WaitQueue<Want>()
@@ -37,6 +37,12 @@ public final class UploadSlots: Sendable {
 
     public init(limit: Int) {
         state = NIOLockedValueBox(State(limit: max(1, limit)))
+    }
+
+    /// Changes how many uploads may run at once; a raised limit lets the
+    /// waiting ones in at once, a lowered one lets those running finish.
+    func setLimit(_ limit: Int) {
+        state.updateAndWake { $0.limit = max(1, limit) }
     }
 
     /// Tasks parked now (tests wait for a waiter to be parked).

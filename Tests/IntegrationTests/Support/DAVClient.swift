@@ -27,6 +27,12 @@ struct DAVClient: Sendable {
         if server.tls {
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(server.certificate.path))
         }
+        self.init(server, tls: tls, user: user, password: password)
+    }
+
+    /// A client with its own idea of whom to trust (a certificate renewed
+    /// while the server runs).
+    init(_ server: DavgateProcess, tls: TLSConfiguration, user: String = "admin", password: String? = nil) {
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.redirectConfiguration = .disallow
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
