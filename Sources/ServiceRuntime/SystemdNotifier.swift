@@ -66,7 +66,11 @@ public struct SystemdNotifier: Sendable {
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 message.withUnsafeBytes { bytes in
-                    sendto(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), socketAddress, socklen_t(length))
+                    // Never waits: callers run on the event loops, and a
+                    // datagram socket whose reader is behind (its queue holds
+                    // ten datagrams by default) would block the loop with
+                    // every request on it. A full queue drops this message.
+                    sendto(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), socketAddress, socklen_t(length))
                 }
             }
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import NIOCore
 import NIOPosix
+import ServiceRuntime
 
 /// The process entry: before anything else runs, SwiftNIO's event loops
 /// become Swift concurrency's global executor. A request then runs on the
@@ -12,6 +13,11 @@ import NIOPosix
 @main
 enum Entrypoint {
     static func main() async {
+        // Before the event loops below start their threads, which inherit
+        // the mask (see `ServiceSignals`).
+        if CommandLine.arguments.dropFirst().first == "serve" {
+            ServiceSignals.blockBeforeThreadsStart()
+        }
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         await DavGate.main()
     }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import DavgateTestSupport
 import Foundation
+import NIOConcurrencyHelpers
 import NIOSSL
 import Testing
 
@@ -60,9 +61,9 @@ struct ServiceTests {
 
         // A client trusting both keeps asking, on new connections too, all through the reload.
         let both = try Self.client(trusting: [oldPEM, try Data(contentsOf: fresh.appendingPathComponent("cert.pem"))], server: server)
+        let answered = NIOLockedValueBox(0)
         let load = Task {
             var failures: [String] = []
-            var count = 0
             while !Task.isCancelled {
                 do {
                     // A new connection each time: the pool's idle connections are closed by `Connection: close`.
@@ -73,11 +74,11 @@ struct ServiceTests {
                 } catch {
                     failures.append("\(error)")
                 }
-                count += 1
+                answered.withLockedValue { $0 += 1 }
             }
-            return (count, failures)
+            return failures
         }
-        try await Task.sleep(for: .milliseconds(300))
+        try await eventually("requests are answered before the reload") { answered.withLockedValue { $0 } >= 2 }
         try FileManager.default.removeItem(at: server.certificate)
         try FileManager.default.copyItem(at: fresh.appendingPathComponent("cert.pem"), to: server.certificate)
         let key = server.root.appendingPathComponent("certs/davgate-key.pem")
@@ -85,12 +86,12 @@ struct ServiceTests {
         try FileManager.default.copyItem(at: fresh.appendingPathComponent("key.pem"), to: key)
         kill(server.pid, SIGHUP)
         try await eventually("the reload is logged") { server.stderr.contains("fingerprint \(newFingerprint)") }
-        try await Task.sleep(for: .milliseconds(300))
+        let atReload = answered.withLockedValue { $0 }
+        try await eventually("requests are answered after the reload") { answered.withLockedValue { $0 } >= atReload + 3 }
         load.cancel()
-        let (requests, failures) = await load.value
+        let failures = await load.value
         try await both.shutdown()
-        #expect(failures.isEmpty, "\(failures.prefix(3)) of \(requests)")
-        #expect(requests > 5)
+        #expect(failures.isEmpty, "\(failures.prefix(3)) of \(answered.withLockedValue { $0 })")
 
         #expect(try await Self.presentedFingerprint(server, tool: tool) == newFingerprint, "a new connection sees the renewed certificate")
         #expect(try await pinnedToOld.send("PROPFIND", "/files/", headers: [("Depth", "0")]).status == 207,
