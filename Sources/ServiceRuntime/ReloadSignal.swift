@@ -4,9 +4,9 @@ import UnixSignals
 
 /// SIGHUP, the reload signal of every Unix daemon and what `systemctl
 /// reload` sends (the unit's `ExecReload`), as one service of the server's
-/// group: each signal runs `reload` once, one at a time (signals arriving
-/// during a reload are merged into one more run), bracketed by
-/// `RELOADING=1` and `READY=1` for the service manager.
+/// group: each signal runs `reload` once, one after the other, never two
+/// at a time, bracketed by `RELOADING=1` and `READY=1` for the service
+/// manager.
 ///
 /// Without it SIGHUP's default action ends the process, which is what a
 /// reload must never do.
