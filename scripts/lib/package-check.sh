@@ -163,6 +163,8 @@ check_root_tarball() {
     check_say "making a Debian 12 root with debootstrap --variant=minbase from $mirror (about 2 minutes)..."
     mkdir -p "$CHECK_CACHE"
     fresh=$(mktemp -d "$CHECK_CACHE/debootstrap.XXXXXX")
+    # mktemp's 0700 would become the root's /, which only root could cross.
+    chmod 0755 "$fresh"
     started=$SECONDS
     debootstrap --variant=minbase bookworm "$fresh" "$mirror" > "$CHECK_CACHE/debootstrap.log" 2>&1 || {
         tail -20 "$CHECK_CACHE/debootstrap.log" >&2
@@ -212,6 +214,7 @@ check_prepare_root() {
     CHECK_ROOT=$(realpath "$(mktemp -d "$CHECK_CACHE/root.XXXXXX")")
     trap check_cleanup EXIT
     tar -C "$CHECK_ROOT" --numeric-owner -xf "$CHECK_ROOT_TARBALL"
+    chmod 0755 "$CHECK_ROOT"
     mount -t proc proc "$CHECK_ROOT/proc"
     cp -L /etc/resolv.conf "$CHECK_ROOT/etc/resolv.conf"
     mirror=$(check_mirror)
