@@ -157,12 +157,14 @@ check_root_tarball() {
     local mirror fresh started
     if [ -f "$CHECK_ROOT_TARBALL" ] && [ -n "$(find "$CHECK_ROOT_TARBALL" -mtime -"$CHECK_ROOT_MAX_AGE")" ]; then
         check_say "reusing the Debian 12 root $CHECK_ROOT_TARBALL"
-        return
+        return 0
     fi
     mirror=$(check_mirror)
     check_say "making a Debian 12 root with debootstrap --variant=minbase from $mirror (about 2 minutes)..."
     mkdir -p "$CHECK_CACHE"
     fresh=$(mktemp -d "$CHECK_CACHE/debootstrap.XXXXXX")
+    # mktemp's 0700 would become the root's /, which only root could cross.
+    chmod 0755 "$fresh"
     started=$SECONDS
     debootstrap --variant=minbase bookworm "$fresh" "$mirror" > "$CHECK_CACHE/debootstrap.log" 2>&1 || {
         tail -20 "$CHECK_CACHE/debootstrap.log" >&2
@@ -212,6 +214,7 @@ check_prepare_root() {
     CHECK_ROOT=$(realpath "$(mktemp -d "$CHECK_CACHE/root.XXXXXX")")
     trap check_cleanup EXIT
     tar -C "$CHECK_ROOT" --numeric-owner -xf "$CHECK_ROOT_TARBALL"
+    chmod 0755 "$CHECK_ROOT"
     mount -t proc proc "$CHECK_ROOT/proc"
     cp -L /etc/resolv.conf "$CHECK_ROOT/etc/resolv.conf"
     mirror=$(check_mirror)
@@ -403,16 +406,19 @@ check_container_fail() {
 
 # check_container_init NSPAWN_PID: the pid of the container's systemd
 # among NSPAWN_PID's children and grandchildren; empty while there is none.
+# Explicit "return 0": a bare return in the EXIT trap (check_cleanup) would
+# return the status the script exits with and abort the cleanup.
 check_container_init() {
     local child grandchild
     for child in $(ps -o pid= --ppid "$1" || true); do
         for grandchild in "$child" $(ps -o pid= --ppid "$child" || true); do
             if [ "$(cat "/proc/$grandchild/comm" 2>/dev/null)" = systemd ]; then
                 echo "$grandchild"
-                return
+                return 0
             fi
         done
     done
+    return 0
 }
 
 # check_boot_container: the root, with systemd added, booted by
@@ -425,9 +431,10 @@ check_boot_container() {
     umount "$CHECK_ROOT/proc"
     # Not registered with a machined this machine may lack; inside this
     # process's cgroup; a network of its own (loopback only), so port 8443
-    # is free there whatever runs here.
+    # is free there whatever runs here. Its console is passive and reads
+    # nothing: /dev/null, not this script's input.
     systemd-nspawn --quiet --directory="$CHECK_ROOT" --register=no --keep-unit --private-network \
-        --boot --console=passive > "$CHECK_CACHE/container.log" 2>&1 &
+        --boot --console=passive < /dev/null > "$CHECK_CACHE/container.log" 2>&1 &
     CHECK_CONTAINER_PID=$!
     # Its init is systemd-nspawn's child or, while it sets up, grandchild.
     for _ in $(seq 1 300); do
@@ -457,12 +464,19 @@ check_boot_container() {
 # SIGTERM into a clean shutdown), killing it after 30 s.
 check_stop_container() {
     [ -n "$CHECK_CONTAINER_PID" ] || return 0
+    [ -n "$CHECK_CONTAINER_INIT" ] || CHECK_CONTAINER_INIT=$(check_container_init "$CHECK_CONTAINER_PID")
     kill -TERM "$CHECK_CONTAINER_PID" 2>/dev/null || true
     for _ in $(seq 1 300); do
         kill -0 "$CHECK_CONTAINER_PID" 2>/dev/null || break
         sleep 0.1
     done
-    kill -KILL "$CHECK_CONTAINER_PID" 2>/dev/null || true
+    # A container that did not halt: killing its init (while systemd-nspawn
+    # still runs, so the pid is still its) ends every process in it;
+    # systemd-nspawn's death alone would leave them running.
+    if kill -0 "$CHECK_CONTAINER_PID" 2>/dev/null; then
+        [ -z "$CHECK_CONTAINER_INIT" ] || kill -KILL "$CHECK_CONTAINER_INIT" 2>/dev/null || true
+        kill -KILL "$CHECK_CONTAINER_PID" 2>/dev/null || true
+    fi
     wait "$CHECK_CONTAINER_PID" 2>/dev/null || true
     CHECK_CONTAINER_PID=""
     CHECK_CONTAINER_INIT=""

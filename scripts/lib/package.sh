@@ -99,7 +99,9 @@ package_changelog() {
     printf ' -- %s  %s\n' "$PACKAGE_MAINTAINER" "$(git log -1 --format=%cD)"
 }
 
-# package_control VERSION DEPENDS INSTALLED_KIB: DEBIAN/control.
+# package_control VERSION DEPENDS INSTALLED_KIB: DEBIAN/control. Besides
+# the libraries: adduser for the postinst, procps for the unit's
+# ExecReload=/bin/kill (minimal systems such as containers lack it).
 package_control() {
     cat <<EOF
 Package: davgate
@@ -107,7 +109,7 @@ Version: $1
 Architecture: amd64
 Maintainer: $PACKAGE_MAINTAINER
 Installed-Size: $3
-Depends: adduser, $2
+Depends: adduser, procps, $2
 Section: httpd
 Priority: optional
 Description: TLS WebDAV gateway with a File Provider view of an upstream store
