@@ -190,7 +190,7 @@ let package = Package(
         ),
         .testTarget(name: "DAVServerTests", dependencies: ["DAVServer"], swiftSettings: swiftSettings),
         .testTarget(name: "UsersTests", dependencies: ["Users"], swiftSettings: swiftSettings),
-        .testTarget(name: "VaultTests", dependencies: ["Vault"], swiftSettings: swiftSettings),
+        .testTarget(name: "VaultTests", dependencies: ["Vault", "DavgateTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewaySetupTests", dependencies: ["GatewaySetup", "ProviderCore"], swiftSettings: swiftSettings),
 
         // Starts the real davgate binary for the test targets that need one,

@@ -60,25 +60,25 @@ struct CacheBudgetTests {
             for name in ["a.bin", "b.bin", "sub/c.bin"] {
                 try Data(count: 200_000).write(to: server.upstream.appendingPathComponent("docs/\(name)"))
             }
-            func davgate(_ command: String, _ path: String) throws -> (status: Int32, output: String) {
-                try runDavgate([command, path, "--config", server.configFile.path, "--url", server.baseURL, "--password-stdin"],
+            func davgate(_ command: String, _ path: String) async throws -> (status: Int32, output: String) {
+                try await runDavgate([command, path, "--config", server.configFile.path, "--url", server.baseURL, "--password-stdin"],
                                stdin: server.adminPassword + "\n")
             }
-            let pinned = try davgate("pin", "/files/docs/")
+            let pinned = try await davgate("pin", "/files/docs/")
             #expect(pinned.status == 0, "\(pinned.output)")
             #expect(pinned.output.contains("pinning /files/docs/ [##############################] 100%"), "\(pinned.output)")
             #expect(pinned.output.contains("3 of 3 files"))
             #expect(try await ItemStateTests().state(client, "/files/docs/sub/c.bin").state == "materialized")
 
-            let kept = try davgate("evict", "/files/docs/")
+            let kept = try await davgate("evict", "/files/docs/")
             #expect(kept.status == 0 && kept.output.contains("evicted /files/docs/: 0 files, Zero KB; 3 kept"), "\(kept.output)")
-            #expect(try davgate("unpin", "/files/docs/").status == 0)
-            let freed = try davgate("evict", "/files/docs/")
+            #expect(try await davgate("unpin", "/files/docs/").status == 0)
+            let freed = try await davgate("evict", "/files/docs/")
             #expect(freed.output.contains("evicted /files/docs/: 3 files"), "\(freed.output)")
             #expect(try await ItemStateTests().state(client, "/files/docs/a.bin").state == "placeholder")
             #expect(try await client.send("GET", "/files/docs/a.bin").body.count == 200_000, "fetched again on the next read")
 
-            let nowhere = try davgate("evict", "/files/nothing.txt")
+            let nowhere = try await davgate("evict", "/files/nothing.txt")
             #expect(nowhere.status != 0 && nowhere.output.contains("404"), "\(nowhere.output)")
         }
     }

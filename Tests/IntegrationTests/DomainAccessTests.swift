@@ -18,8 +18,8 @@ struct DomainAccessTests {
     @Test("read-only users get 403 on every write method and a read-only Allow")
     func readOnly() async throws {
         try await withGateway(extraDomain: Self.teamDomain) { server, admin in
-            try server.addUser("alice", password: "alice-pw")
-            try server.addUser("bob", password: "bob-pw")
+            try await server.addUser("alice", password: "alice-pw")
+            try await server.addUser("bob", password: "bob-pw")
             try await withClient(server, user: "alice", password: "alice-pw") { alice async throws in
                 #expect(try await alice.send("PUT", "/team/doc.txt", body: "by alice").status == 201)
                 #expect(try await alice.send("MKCOL", "/team/dir").status == 201)
@@ -44,7 +44,11 @@ struct DomainAccessTests {
                 let options = try await bob.send("OPTIONS", "/team/")
                 #expect(options.header("Allow") == "OPTIONS, GET, HEAD, PROPFIND")
             }
-            // Nothing bob tried reached the upstream.
+            // Nothing bob tried reached the upstream. alice's PUT goes there
+            // by write-back, after the upload delay, and bob's refused
+            // attempts must not have changed what it carries.
+            let upstreamDoc = server.state.appendingPathComponent("team/doc.txt")
+            try await eventually("alice's doc.txt reaches the upstream") { FileManager.default.fileExists(atPath: upstreamDoc.path) }
             let names = try FileManager.default.contentsOfDirectory(atPath: server.state.appendingPathComponent("team").path).sorted()
             #expect(names == ["dir", "doc.txt"])
             #expect(try String(contentsOf: server.state.appendingPathComponent("team/doc.txt"), encoding: .utf8) == "by alice")
@@ -57,7 +61,7 @@ struct DomainAccessTests {
     @Test("PROPFIND / lists only the domains the user may see")
     func rootListing() async throws {
         try await withGateway(extraDomain: Self.teamDomain) { server, admin in
-            try server.addUser("alice", password: "alice-pw")
+            try await server.addUser("alice", password: "alice-pw")
             let adminView = try await admin.send("PROPFIND", "/", headers: [("Depth", "1")])
             #expect(adminView.status == 207)
             #expect(adminView.text.contains("<D:href>/files/</D:href>"))
@@ -124,12 +128,12 @@ struct DomainResetTests {
         let cache = first.state.appendingPathComponent("cache/files")
         #expect(FileManager.default.fileExists(atPath: cache.path))
 
-        let refused = try runDavgate(["domain", "reset", "files", "--config", first.configFile.path])
+        let refused = try await runDavgate(["domain", "reset", "files", "--config", first.configFile.path])
         #expect(refused.status != 0, "without --yes and without a terminal it refuses")
-        let pending = try runDavgate(["domain", "reset", "files", "--yes", "--config", first.configFile.path])
+        let pending = try await runDavgate(["domain", "reset", "files", "--yes", "--config", first.configFile.path])
         #expect(pending.status != 0 && pending.output.contains("not uploaded yet: /late.txt"), "\(pending.output)")
         #expect(pending.output.contains("--discard-uploads"))
-        let reset = try runDavgate(["domain", "reset", "files", "--yes", "--discard-uploads", "--config", first.configFile.path])
+        let reset = try await runDavgate(["domain", "reset", "files", "--yes", "--discard-uploads", "--config", first.configFile.path])
         #expect(reset.status == 0, "\(reset.output)")
         #expect(reset.output.contains("Reset domain files"))
         #expect(!FileManager.default.fileExists(atPath: cache.path))

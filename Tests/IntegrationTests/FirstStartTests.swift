@@ -69,16 +69,9 @@ struct FirstStartTests {
         let file = root.appendingPathComponent("bad.toml")
         try "[server]\nlisten = \"127.0.0.1:8443\"\nbogus_key = 1\n[[domain]]\nname = \"files\"\nupstream = \"file:up\"\n"
             .write(to: file, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = DavgateProcess.executable
-        process.arguments = ["serve", "--config", file.path]
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = Pipe()
-        try process.run()
-        let message = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
+        let ended = try await ChildProcess.output(DavgateProcess.executable.path, ["serve", "--config", file.path], check: false)
+        let message = ended.errorText
+        #expect(ended.status != 0)
         #expect(message.contains("bad.toml"))
         #expect(message.contains("bogus_key"))
     }

@@ -165,18 +165,16 @@ struct LazyFetchTests {
             let partial = FileManager.default.temporaryDirectory.appendingPathComponent("cut-\(UUID().uuidString)")
             let reader = Task { try await g.curl("/lazy/cut.bin", output: partial) }
             // Cut once the client has some of the bytes, not before it asked;
-            // watched from a Dispatch thread, which a busy test runner cannot starve.
+            // watched from a thread of its own, which a busy test runner cannot starve.
             let apache = g.apache
-            let sawBytes = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
-                DispatchQueue.global().async {
-                    var received = 0
-                    for _ in 0..<12_000 where received < 256 << 10 {
-                        received = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0
-                        usleep(5_000)
-                    }
-                    apache.crash()
-                    done.resume(returning: received >= 256 << 10)
+            let sawBytes = try await onOwnThread {
+                var received = 0
+                for _ in 0..<12_000 where received < 256 << 10 {
+                    received = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0
+                    usleep(5_000)
                 }
+                apache.crash()
+                return received >= 256 << 10
             }
             #expect(sawBytes, "the client was receiving when the upstream crashed")
             let (status, body, report, _) = try await reader.value

@@ -56,7 +56,7 @@ func runLitmus(_ litmus: String, url: String, password: String, in folder: URL) 
     process.standardOutput = pipe
     process.standardError = pipe
     try process.run()
-    let output = try await onDispatch {
+    let output = try await onOwnThread {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)

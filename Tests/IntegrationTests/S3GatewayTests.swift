@@ -54,11 +54,11 @@ struct S3GatewayTests {
             for n in 0..<3000 { try Data("object \(n)".utf8).write(to: folder.appendingPathComponent("o\(n)")) }
             try await Task.sleep(for: RcloneS3Server.settleAfterDiskChanges)
             let proxy = try #require(g.proxy)
-            try proxy.reset()
+            try await proxy.reset()
             let listing = try await g.client.send("PROPFIND", "/s3/many/", headers: [("Depth", "1")])
             #expect(listing.status == 207)
             #expect(listing.text.components(separatedBy: "<D:response>").count - 1 == 3001)
-            let received = try proxy.received()
+            let received = try await proxy.received()
             #expect(received[.listObjectsV2, default: 0] >= 3, "1,000 keys a page: \(received)")
             #expect(received[.getObject] == nil, "a listing fetches no content")
         }
@@ -81,12 +81,12 @@ struct S3GatewayTests {
             try await g.server.put("f.txt", Data("content".utf8))
             #expect(try await g.client.send("PROPFIND", "/s3/", headers: [("Depth", "1")]).text.contains("/s3/f.txt"))
             let proxy = try #require(g.proxy)
-            try proxy.slowDown(next: 100, of: [.getObject])
+            try await proxy.slowDown(next: 100, of: [.getObject])
             let throttled = try await g.client.send("GET", "/s3/f.txt")
             #expect(throttled.status == 503)
             #expect(throttled.header("Retry-After") != nil)
-            #expect(try proxy.received()[.getObject, default: 0] >= 2, "retried before giving up")
-            try proxy.reset()
+            #expect(try await proxy.received()[.getObject, default: 0] >= 2, "retried before giving up")
+            try await proxy.reset()
             #expect(try await g.client.send("GET", "/s3/f.txt").text == "content")
         }
     }
@@ -95,10 +95,10 @@ struct S3GatewayTests {
     func missingBucket() async throws {
         let server = try await S3ServerKind.moto.start()
         defer { server.cleanUp() }
-        let (vault, key) = try makeVault()
+        let (vault, key) = try await makeVault()
         let folder = vault.deletingLastPathComponent()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try runDavgate(["vault", "set", "s3", server.accessKeyID, "--group", "s3", "--vault", vault.path, "--key-file", key.path],
+        try await runDavgate(["vault", "set", "s3", server.accessKeyID, "--group", "s3", "--vault", vault.path, "--key-file", key.path],
                        stdin: server.secretAccessKey + "\n")
         let config = folder.appendingPathComponent("davgate.toml")
         try """
@@ -114,7 +114,7 @@ struct S3GatewayTests {
             path_style = true
             credentials = { service = "s3", account = "\(server.accessKeyID)" }
             """.write(to: config, atomically: true, encoding: .utf8)
-        let started = try runDavgate(["serve", "--config", config.path, "--key-file", key.path])
+        let started = try await runDavgate(["serve", "--config", config.path, "--key-file", key.path])
         #expect(started.status != 0)
         #expect(started.output.contains("\(config.path) line 8"), "\(started.output)")
         #expect(started.output.contains("no-such-bucket") && started.output.contains("NoSuchBucket"))

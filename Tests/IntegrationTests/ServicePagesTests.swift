@@ -84,7 +84,7 @@ struct ServicePagesTests {
         try await withGateway { server, client in
             #expect(try await client.send("PUT", "/files/a.txt", body: "cached here").status == 201)
             let arguments = ["status", "--config", server.configFile.path, "--url", server.baseURL, "--user", "admin", "--password-stdin"]
-            let human = try runDavgate(arguments, stdin: server.adminPassword + "\n")
+            let human = try await runDavgate(arguments, stdin: server.adminPassword + "\n")
             #expect(human.status == 0, "\(human.output)")
             #expect(human.output.contains("davgate at \(server.baseURL), up "), "\(human.output)")
             #expect(human.output.contains("files: file:"))
@@ -93,12 +93,12 @@ struct ServicePagesTests {
             #expect(human.output.contains("uploads:   0 running"))
             #expect(human.output.contains("conflicts: 0"))
 
-            let json = try runDavgate(arguments + ["--json"], stdin: server.adminPassword + "\n")
+            let json = try await runDavgate(arguments + ["--json"], stdin: server.adminPassword + "\n")
             #expect(json.status == 0)
             let parsed = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
             #expect((parsed?["domains"] as? [[String: Any]])?.first?["name"] as? String == "files", "\(json.output)")
 
-            let refused = try runDavgate(arguments, stdin: "wrong\n")
+            let refused = try await runDavgate(arguments, stdin: "wrong\n")
             #expect(refused.status != 0)
             #expect(refused.output.contains("answered 401"), "\(refused.output)")
         }
@@ -112,20 +112,20 @@ struct ServicePagesTests {
             #expect(try await client.send("PUT", "/files/Bericht 2026.txt", body: String(repeating: "x", count: 3000)).status == 201)
             #expect(try await client.send("PUT", "/files/b.txt", body: "b").status == 201)
         }
-        let online = try runDavgate(["status", "--config", server.configFile.path, "--url", server.baseURL, "--password-stdin"],
+        let online = try await runDavgate(["status", "--config", server.configFile.path, "--url", server.baseURL, "--password-stdin"],
                                     stdin: server.adminPassword + "\n")
         #expect(online.output.contains("uploads:   0 running, 2 pending (3 KB)"), "\(online.output)")
         #expect(online.output.contains("    /Bericht 2026.txt: 3 KB, waiting"), "\(online.output)")
         #expect(online.output.contains("    /b.txt: 1 byte, waiting"), "\(online.output)")
         server.stop()
 
-        let offline = try runDavgate(["status", "--offline", "--config", server.configFile.path])
+        let offline = try await runDavgate(["status", "--offline", "--config", server.configFile.path])
         #expect(offline.status == 0, "\(offline.output)")
         #expect(offline.output.contains("davgate state at \(server.state.path) (the server was not asked)"), "\(offline.output)")
         #expect(offline.output.contains("upstream:  not asked (offline)"))
         #expect(offline.output.contains("2 pending (3 KB)") && offline.output.contains("    /Bericht 2026.txt: 3 KB, waiting"), "\(offline.output)")
         #expect(offline.output.contains("states:    2 modified"), "the stored states, read offline: \(offline.output)")
-        let json = try runDavgate(["status", "--offline", "--json", "--config", server.configFile.path])
+        let json = try await runDavgate(["status", "--offline", "--json", "--config", server.configFile.path])
         let parsed = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
         let files = (parsed?["domains"] as? [[String: Any]])?.first { $0["name"] as? String == "files" }
         let queue = (files?["uploads"] as? [String: Any])?["queue"] as? [[String: Any]]
@@ -136,7 +136,7 @@ struct ServicePagesTests {
         let fresh = server.root.appendingPathComponent("conf/fresh.toml")
         try String(contentsOf: server.configFile, encoding: .utf8).replacingOccurrences(of: "state = \"../var\"", with: "state = \"../fresh\"")
             .write(to: fresh, atomically: true, encoding: .utf8)
-        let nowhere = try runDavgate(["status", "--offline", "--config", fresh.path])
+        let nowhere = try await runDavgate(["status", "--offline", "--config", fresh.path])
         #expect(nowhere.status != 0 && nowhere.output.contains("no index at"), "\(nowhere.output)")
         #expect(!FileManager.default.fileExists(atPath: server.root.appendingPathComponent("fresh/index.sqlite").path))
     }

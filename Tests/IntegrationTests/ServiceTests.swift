@@ -148,12 +148,7 @@ struct ServiceTests {
         let server = try await DavgateProcess(extraServer: "shutdown_grace = 3")
         defer { server.cleanUp() }
         let tool = try ClientCommand(scratch: server.root.appendingPathComponent("scratch"))
-        // 48 MiB made from one 1 MiB pattern: mapping 48 million bytes one by
-        // one in a debug build holds a cooperative thread for many seconds,
-        // and with two of them every other test's start-up waited behind it.
-        let pattern = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        var big = Data(capacity: 48 << 20)
-        for _ in 0..<48 { big.append(pattern) }
+        let big = try randomData(48 << 20)
         try big.write(to: server.upstream.appendingPathComponent("big.bin"))
         try big.prefix(2 << 20).write(to: server.upstream.appendingPathComponent("small.bin"))
         let upload = server.root.appendingPathComponent("upload.bin")

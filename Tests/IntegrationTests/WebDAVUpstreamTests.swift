@@ -11,9 +11,9 @@ struct WebDAVUpstreamTests {
     func bridged() async throws {
         let upstream = try await DavgateProcess()
         defer { upstream.cleanUp() }
-        let (vault, key) = try makeVault()
+        let (vault, key) = try await makeVault()
         defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
-        let stored = try runDavgate(["vault", "set", "upstream-a", "admin", "--group", "team", "--vault", vault.path, "--key-file", key.path],
+        let stored = try await runDavgate(["vault", "set", "upstream-a", "admin", "--group", "team", "--vault", vault.path, "--key-file", key.path],
                                       stdin: upstream.adminPassword + "\n")
         #expect(stored.status == 0, "\(stored.output)")
 
@@ -54,9 +54,9 @@ struct WebDAVUpstreamTests {
 
     @Test("a domain whose vault entry is in another access group is refused at start, naming the entry")
     func wrongGroup() async throws {
-        let (vault, key) = try makeVault()
+        let (vault, key) = try await makeVault()
         defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
-        try runDavgate(["vault", "set", "upstream-a", "admin", "--group", "other", "--vault", vault.path, "--key-file", key.path],
+        try await runDavgate(["vault", "set", "upstream-a", "admin", "--group", "other", "--vault", vault.path, "--key-file", key.path],
                          stdin: "secret\n")
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -72,7 +72,7 @@ struct WebDAVUpstreamTests {
             credentials = { service = "upstream-a", account = "admin" }
             access_group = "team"
             """.write(to: config, atomically: true, encoding: .utf8)
-        let refused = try runDavgate(["serve", "--config", config.path, "--key-file", key.path])
+        let refused = try await runDavgate(["serve", "--config", config.path, "--key-file", key.path])
         #expect(refused.status != 0)
         #expect(refused.output.contains("upstream-a"))
         #expect(refused.output.contains("\"team\""))

@@ -26,10 +26,16 @@ public enum LoopbackHTTP {
         public let description: String
     }
 
-    /// Sends the request and reads the answer to the end of the connection.
-    /// Blocking, with a 30 s limit for each read and write.
+    /// Sends the request and reads the answer to the end of the connection,
+    /// on a thread of its own (see ``onOwnThread(_:)``), with a 30 s limit
+    /// for each read and write.
     public static func send(port: Int, method: String, target: String, headers: [(name: String, value: String)] = [],
-                            body: Data = Data()) throws -> Response {
+                            body: Data = Data()) async throws -> Response {
+        try await onOwnThread { try exchange(port: port, method: method, target: target, headers: headers, body: body) }
+    }
+
+    private static func exchange(port: Int, method: String, target: String, headers: [(name: String, value: String)],
+                                 body: Data) throws -> Response {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         defer { close(fd) }

@@ -28,7 +28,7 @@ public final class MotoServer: S3TestServer {
             process = try await PortAnnouncingProcess(program, ["-H", "127.0.0.1", "-p", "0"],
                                                       log: folder.appendingPathComponent("moto.log"))
             // CreateBucket, unsigned: moto does not ask for a signature.
-            let created = try LoopbackHTTP.send(port: process.port, method: "PUT", target: "/\(S3TestAccount.bucket)")
+            let created = try await LoopbackHTTP.send(port: process.port, method: "PUT", target: "/\(S3TestAccount.bucket)")
             guard created.status == 200 else {
                 process.stop()
                 throw PortAnnouncingProcess.Failure(description: "CreateBucket: \(created.status) \(created.text)")

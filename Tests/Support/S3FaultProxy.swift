@@ -78,26 +78,26 @@ public final class S3FaultProxy: Sendable {
     }
 
     /// Adds rules after those already set; a request takes the first that is due.
-    public func add(_ rules: Rule...) throws {
+    public func add(_ rules: Rule...) async throws {
         let body = try JSONSerialization.data(withJSONObject: rules.map(\.json))
-        try control("POST", body: body)
+        try await control("POST", body: body)
     }
 
     /// The next `times` GetObject answers are cut after `bytes` body bytes.
-    public func cutGetBodies(after bytes: Int, times: Int = 1) throws {
-        try add(Rule([.getObject], times: times, action: .cut(after: bytes)))
+    public func cutGetBodies(after bytes: Int, times: Int = 1) async throws {
+        try await add(Rule([.getObject], times: times, action: .cut(after: bytes)))
     }
 
     /// The `nth` UploadPart from now (1 for the next) fails with 500
     /// InternalError without reaching the server.
-    public func failUploadPart(_ nth: Int, status: Int = 500, code: String = "InternalError") throws {
-        try add(Rule([.uploadPart], skip: nth - 1, action: .error(status: status, code: code)))
+    public func failUploadPart(_ nth: Int, status: Int = 500, code: String = "InternalError") async throws {
+        try await add(Rule([.uploadPart], skip: nth - 1, action: .error(status: status, code: code)))
     }
 
     /// The next `count` requests (of `operations`, or any) are answered
     /// `503 SlowDown`, S3's "reduce your request rate".
-    public func slowDown(next count: Int, of operations: [S3Operation]? = nil) throws {
-        try add(Rule(operations, times: count, action: .error(status: 503, code: "SlowDown")))
+    public func slowDown(next count: Int, of operations: [S3Operation]? = nil) async throws {
+        try await add(Rule(operations, times: count, action: .error(status: 503, code: "SlowDown")))
     }
 
     /// One request as the proxy saw it.
@@ -116,26 +116,26 @@ public final class S3FaultProxy: Sendable {
     }
 
     /// Every request since the start or the last `reset()`, in order.
-    public func requests() throws -> [Request] {
+    public func requests() async throws -> [Request] {
         struct State: Decodable { let log: [Request] }
-        return try JSONDecoder().decode(State.self, from: control("GET")).log
+        return try JSONDecoder().decode(State.self, from: await control("GET")).log
     }
 
     /// How many requests of each operation arrived (hit by a fault or not).
-    public func received() throws -> [S3Operation: Int] {
-        try requests().reduce(into: [:]) { counts, request in
+    public func received() async throws -> [S3Operation: Int] {
+        try await requests().reduce(into: [:]) { counts, request in
             if let operation = request.operation { counts[operation, default: 0] += 1 }
         }
     }
 
     /// Forgets every rule, count and log line.
-    public func reset() throws {
-        try control("DELETE")
+    public func reset() async throws {
+        try await control("DELETE")
     }
 
     @discardableResult
-    private func control(_ method: String, body: Data = Data()) throws -> Data {
-        let response = try LoopbackHTTP.send(port: port, method: method, target: "/__faults__",
+    private func control(_ method: String, body: Data = Data()) async throws -> Data {
+        let response = try await LoopbackHTTP.send(port: port, method: method, target: "/__faults__",
                                              headers: [("Content-Type", "application/json")], body: body)
         guard response.status == 200 else {
             throw LoopbackHTTP.Failure(description: "s3faults.py \(method): \(response.status) \(response.text)")

@@ -28,8 +28,8 @@ struct S3ServersTests {
 
     /// A request signed with S3Signer for `proxy`'s address, sent there.
     static func send(_ method: String, key: String?, query: [(name: String, value: String?)] = [], body: Data = Data(),
-                     to proxy: S3FaultProxy, secret: String? = nil) throws -> LoopbackHTTP.Response {
-        try SignedS3Request.send(method, key: key, query: query, body: body, server: proxy.backend, port: proxy.port, secret: secret)
+                     to proxy: S3FaultProxy, secret: String? = nil) async throws -> LoopbackHTTP.Response {
+        try await SignedS3Request.send(method, key: key, query: query, body: body, server: proxy.backend, port: proxy.port, secret: secret)
     }
 
     @Test("the fault proxy forwards signed requests as they are and injects SlowDown, a cut body and a failed part",
@@ -41,46 +41,46 @@ struct S3ServersTests {
         defer { proxy.cleanUp() }
         let body = Data("through the proxy".utf8)
 
-        let put = try Self.send("PUT", key: "via proxy/file.txt", body: body, to: proxy)
+        let put = try await Self.send("PUT", key: "via proxy/file.txt", body: body, to: proxy)
         #expect(put.status == 200, "\(put.text)")
         #expect(try await server.keys()["via proxy/file.txt"]?.size == body.count)
         if kind.verifiesSignatures {
-            let forged = try Self.send("PUT", key: "forged.txt", body: body, to: proxy, secret: "not/the+secret")
+            let forged = try await Self.send("PUT", key: "forged.txt", body: body, to: proxy, secret: "not/the+secret")
             #expect(forged.status == 403, "\(forged.text)")
         }
 
-        try proxy.slowDown(next: 1)
-        let slowed = try Self.send("GET", key: "via proxy/file.txt", to: proxy)
+        try await proxy.slowDown(next: 1)
+        let slowed = try await Self.send("GET", key: "via proxy/file.txt", to: proxy)
         #expect(slowed.status == 503)
         #expect(slowed.text.contains("<Code>SlowDown</Code>"))
-        let again = try Self.send("GET", key: "via proxy/file.txt", to: proxy)
+        let again = try await Self.send("GET", key: "via proxy/file.txt", to: proxy)
         #expect(again.status == 200)
         #expect(again.body == body)
 
-        try proxy.cutGetBodies(after: 5)
-        let cut = try Self.send("GET", key: "via proxy/file.txt", to: proxy)
+        try await proxy.cutGetBodies(after: 5)
+        let cut = try await Self.send("GET", key: "via proxy/file.txt", to: proxy)
         #expect(cut.status == 200)
         #expect(cut.header("content-length") == "\(body.count)")
         #expect(cut.body == body.prefix(5), "the connection closed after 5 body bytes")
 
-        let created = try Self.send("POST", key: "big.bin", query: [("uploads", nil)], to: proxy)
+        let created = try await Self.send("POST", key: "big.bin", query: [("uploads", nil)], to: proxy)
         let uploadID = try #require(created.text.firstMatch(of: /<UploadId>([^<]+)<\/UploadId>/)?.1).description
-        try proxy.failUploadPart(1)
+        try await proxy.failUploadPart(1)
         let part = Data(repeating: 7, count: 1000)
-        let failed = try Self.send("PUT", key: "big.bin", query: [("partNumber", "1"), ("uploadId", uploadID)], body: part, to: proxy)
+        let failed = try await Self.send("PUT", key: "big.bin", query: [("partNumber", "1"), ("uploadId", uploadID)], body: part, to: proxy)
         #expect(failed.status == 500)
         #expect(failed.text.contains("<Code>InternalError</Code>"))
-        let retried = try Self.send("PUT", key: "big.bin", query: [("partNumber", "1"), ("uploadId", uploadID)], body: part, to: proxy)
+        let retried = try await Self.send("PUT", key: "big.bin", query: [("partNumber", "1"), ("uploadId", uploadID)], body: part, to: proxy)
         #expect(retried.status == 200, "\(retried.text)")
         #expect(try await server.multipartUploads().map(\.uploadId) == [uploadID])
 
-        let requests = try proxy.requests()
-        let received = try proxy.received()
+        let requests = try await proxy.requests()
+        let received = try await proxy.received()
         #expect(received[.getObject] == 3)
         #expect(received[.uploadPart] == 2)
         #expect(received[.putObject] == (kind.verifiesSignatures ? 2 : 1))
         #expect(requests.filter { $0.fault != nil }.map(\.status) == [503, 200, 500], "\(requests)")
-        try proxy.reset()
-        #expect(try proxy.requests().isEmpty)
+        try await proxy.reset()
+        #expect(try await proxy.requests().isEmpty)
     }
 }

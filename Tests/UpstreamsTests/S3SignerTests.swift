@@ -161,18 +161,18 @@ struct S3SignerTests {
     func rcloneAccepts() async throws {
         let server = try await S3ServerKind.rclone.start()
         defer { server.cleanUp() }
-        func send(_ item: Case, secret: String) throws -> LoopbackHTTP.Response {
+        func send(_ item: Case, secret: String) async throws -> LoopbackHTTP.Response {
             let signer = S3Signer(credentials: S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: secret), region: server.region)
             let headers = item.request.headers + signer.sign(item.request, at: Date())
             let target = item.request.path + (item.request.query.isEmpty ? "" : "?" + item.request.queryString)
-            return try LoopbackHTTP.send(port: server.port, method: item.request.method, target: target, headers: headers, body: item.body)
+            return try await LoopbackHTTP.send(port: server.port, method: item.request.method, target: target, headers: headers, body: item.body)
         }
         for item in Self.cases(host: "127.0.0.1:\(server.port)") {
             // Not found, not implemented, a key rclone will not store: all
             // are answers to a request whose signature checked out.
-            let response = try send(item, secret: server.secretAccessKey)
+            let response = try await send(item, secret: server.secretAccessKey)
             #expect(response.status != 403 && !response.text.contains("Signature"), "\(item.name): \(response.status) \(response.text)")
-            let forged = try send(item, secret: "another/secret+key")
+            let forged = try await send(item, secret: "another/secret+key")
             #expect(forged.status == 403, "\(item.name) with another secret: \(forged.status) \(forged.text)")
         }
     }

@@ -32,10 +32,9 @@ struct S3StoreTests {
         try await body(server, proxy, try store(server, through: proxy, attempts: attempts, pageSize: pageSize))
     }
 
-    func localFile(bytes count: Int, seed: UInt8 = 7) throws -> URL {
+    func localFile(bytes count: Int) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("s3-local-\(UUID().uuidString)")
-        let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
-        try Data(bytes).write(to: url)
+        try writeRandomFile(at: url, size: count)
         return url
     }
 
@@ -48,7 +47,7 @@ struct S3StoreTests {
             let entry = try await store.upload(file, to: ["big.bin"], expecting: .absent, progress: progress)
             #expect(entry.size == 13 << 20)
             #expect(progress.bytesSent == 13 << 20)
-            #expect(try proxy.received()[.uploadPart] == 3, "5 + 5 + 3 MiB")
+            #expect(try await proxy.received()[.uploadPart] == 3, "5 + 5 + 3 MiB")
             #expect(try await server.object("big.bin") == (try Data(contentsOf: file)))
             #expect(try await store.stat(["big.bin"])?.version == entry.version)
         }
@@ -60,11 +59,11 @@ struct S3StoreTests {
             let file = try localFile(bytes: 13 << 20)
             defer { try? FileManager.default.removeItem(at: file) }
             // The second part fails at every attempt; the others go through.
-            try proxy.add(.init([.uploadPart], skip: 1, times: -1, action: .error(status: 500, code: "InternalError")))
+            try await proxy.add(.init([.uploadPart], skip: 1, times: -1, action: .error(status: 500, code: "InternalError")))
             await #expect(throws: UpstreamError.self) {
                 _ = try await store.upload(file, to: ["big.bin"], expecting: .absent, progress: nil)
             }
-            #expect(try proxy.received()[.abortMultipartUpload] == 1)
+            #expect(try await proxy.received()[.abortMultipartUpload] == 1)
             #expect(try await server.keys().isEmpty)
             #expect(try await server.multipartUploads().isEmpty)
         }
@@ -75,9 +74,9 @@ struct S3StoreTests {
         try await withStore(kind) { server, proxy, store in
             let file = try localFile(bytes: 13 << 20)
             defer { try? FileManager.default.removeItem(at: file) }
-            try proxy.failUploadPart(2)
+            try await proxy.failUploadPart(2)
             _ = try await store.upload(file, to: ["big.bin"], expecting: .any, progress: nil)
-            #expect(try proxy.received()[.uploadPart] == 4)
+            #expect(try await proxy.received()[.uploadPart] == 4)
             #expect(try await server.object("big.bin") == (try Data(contentsOf: file)))
         }
     }
@@ -88,11 +87,11 @@ struct S3StoreTests {
             let file = try localFile(bytes: 1000)
             defer { try? FileManager.default.removeItem(at: file) }
 
-            try proxy.slowDown(next: 3, of: [.putObject])
+            try await proxy.slowDown(next: 3, of: [.putObject])
             _ = try await store.upload(file, to: ["calm"], expecting: .any, progress: nil)
-            #expect(try proxy.received()[.putObject] == 4)
+            #expect(try await proxy.received()[.putObject] == 4)
 
-            try proxy.slowDown(next: 4, of: [.putObject])
+            try await proxy.slowDown(next: 4, of: [.putObject])
             await #expect {
                 _ = try await store.upload(file, to: ["storm"], expecting: .any, progress: nil)
             } throws: { error in
@@ -107,7 +106,7 @@ struct S3StoreTests {
     func cutGet(kind: S3ServerKind) async throws {
         try await withStore(kind) { server, proxy, store in
             try await server.put("f", Data(repeating: 0x61, count: 200_000))
-            try proxy.cutGetBodies(after: 50_000)
+            try await proxy.cutGetBodies(after: 50_000)
             let destination = FileManager.default.temporaryDirectory.appendingPathComponent("s3-cut-\(UUID().uuidString)")
             await #expect(throws: UpstreamError.self) { _ = try await store.fetch(["f"], into: destination) }
             #expect(!FileManager.default.fileExists(atPath: destination.path))
@@ -157,7 +156,7 @@ struct S3StoreTests {
             #expect(Set(entries.map(\.name)) == Set((0..<20).map { "f\($0)" } + ["sub", "empty", "a"]))
             #expect(entries.filter(\.isFolder).map(\.name).sorted() == ["a", "empty", "sub"])
             #expect(try await store.list(["d", "empty"]).isEmpty)
-            #expect(try proxy.received()[.getObject] == nil, "a listing fetches no content")
+            #expect(try await proxy.received()[.getObject] == nil, "a listing fetches no content")
         }
     }
 
@@ -166,13 +165,13 @@ struct S3StoreTests {
         try await withStore(kind, pageSize: 3) { server, proxy, store in
             _ = try await store.makeFolder(["src"])
             for n in 0..<7 { _ = try await store.upload(try localFile(bytes: 10 + n), to: ["src", "f\(n)"], expecting: .absent, progress: nil) }
-            try proxy.add(.init([.copyObject], skip: 4, times: -1, action: .error(status: 500, code: "InternalError")))
+            try await proxy.add(.init([.copyObject], skip: 4, times: -1, action: .error(status: 500, code: "InternalError")))
             await #expect(throws: UpstreamError.self) { _ = try await store.move(["src"], to: ["dst"]) }
             let held = try await server.keys()
             #expect((0..<7).allSatisfy { held["src/f\($0)"] != nil }, "every original is still there")
-            #expect(try proxy.received()[.deleteObjects] == nil, "nothing was deleted")
+            #expect(try await proxy.received()[.deleteObjects] == nil, "nothing was deleted")
 
-            try proxy.reset()
+            try await proxy.reset()
             _ = try await store.delete(["dst"])
             _ = try await store.move(["src"], to: ["dst"])
             #expect(Set(try await store.list(["dst"]).map(\.name)) == Set((0..<7).map { "f\($0)" }))

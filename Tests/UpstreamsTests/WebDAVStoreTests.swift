@@ -57,12 +57,7 @@ struct WebDAVStoreTests {
         let size = 64 << 20
         let local = temporaryFile("big")
         defer { try? FileManager.default.removeItem(at: local) }
-        _ = FileManager.default.createFile(atPath: local.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: local)
-        for block in 0..<64 {
-            try handle.write(contentsOf: Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &+ block &* 7) }))
-        }
-        try handle.close()
+        try writeRandomFile(at: local, size: size)
 
         // The upload counts its bytes as they go: watched from beside it,
         // the count is seen part way, and ends at the size.

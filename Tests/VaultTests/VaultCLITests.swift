@@ -1,3 +1,4 @@
+import DavgateTestSupport
 import Foundation
 import Testing
 
@@ -21,7 +22,12 @@ struct VaultCLITests {
         var stderr: String
     }
 
-    static func run(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) throws -> Result {
+    /// Runs the CLI on a thread of its own (see `onOwnThread`).
+    static func run(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) async throws -> Result {
+        try await onOwnThread { try runBlocking(arguments, stdin: stdin, environment: environment) }
+    }
+
+    private static func runBlocking(_ arguments: [String], stdin: String, environment: [String: String]) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -44,53 +50,53 @@ struct VaultCLITests {
     }
 
     @Test("init, set, get, list, export-public, remove, rekey and the refusals", .enabled(if: executable != nil, "davgate is not built"))
-    func endToEnd() throws {
+    func endToEnd() async throws {
         let folder = try TemporaryFolder()
         let vault = ["--vault", folder.vault.path]
         let key = ["DAVGATE_VAULT_PASSPHRASE": passphrase]
         let secret = "s3cr3t-token-value"
 
-        let noKey = try Self.run(["vault", "init"] + vault)
+        let noKey = try await Self.run(["vault", "init"] + vault)
         #expect(noKey.status != 0)
         #expect(noKey.stderr.contains("DAVGATE_VAULT_PASSPHRASE"), "says how to provide a key: \(noKey.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder.vault.path))
 
-        #expect(try Self.run(["vault", "init"] + vault, environment: key).status == 0)
+        #expect(try await Self.run(["vault", "init"] + vault, environment: key).status == 0)
         #expect(mode(of: folder.vault) == 0o600)
-        let again = try Self.run(["vault", "init"] + vault, environment: key)
+        let again = try await Self.run(["vault", "init"] + vault, environment: key)
         #expect(again.status != 0 && again.stderr.contains("refusing to overwrite"))
 
-        let set = try Self.run(["vault", "set", "cloud.example", "team", "--group", "team", "--label", "Team"] + vault, stdin: secret + "\n", environment: key)
+        let set = try await Self.run(["vault", "set", "cloud.example", "team", "--group", "team", "--label", "Team"] + vault, stdin: secret + "\n", environment: key)
         #expect(set.status == 0, "\(set.stderr)")
-        #expect(try Self.run(["vault", "set", "cloud.example", "ops", "--group", "ops"] + vault, stdin: "other", environment: key).status == 0)
+        #expect(try await Self.run(["vault", "set", "cloud.example", "ops", "--group", "ops"] + vault, stdin: "other", environment: key).status == 0)
 
-        let get = try Self.run(["vault", "get", "cloud.example", "team", "--group", "team"] + vault, environment: key)
+        let get = try await Self.run(["vault", "get", "cloud.example", "team", "--group", "team"] + vault, environment: key)
         #expect(get.status == 0)
         #expect(get.stdout.contains("label:    Team"))
         #expect(!get.stdout.contains(secret), "no secret without --reveal")
-        let reveal = try Self.run(["vault", "get", "cloud.example", "team", "--group", "team", "--reveal"] + vault, environment: key)
+        let reveal = try await Self.run(["vault", "get", "cloud.example", "team", "--group", "team", "--reveal"] + vault, environment: key)
         #expect(reveal.stdout.contains("secret:   \(secret)\n"), "the trailing newline of stdin is not part of the secret")
-        let otherGroup = try Self.run(["vault", "get", "cloud.example", "team", "--group", "ops"] + vault, environment: key)
+        let otherGroup = try await Self.run(["vault", "get", "cloud.example", "team", "--group", "ops"] + vault, environment: key)
         #expect(otherGroup.status != 0)
 
-        let list = try Self.run(["vault", "list"] + vault, environment: key)
+        let list = try await Self.run(["vault", "list"] + vault, environment: key)
         #expect(list.stdout.split(separator: "\n").count == 2)
         #expect(!list.stdout.contains(secret) && !list.stdout.contains("other"))
-        let export = try Self.run(["vault", "export-public"] + vault, environment: key)
+        let export = try await Self.run(["vault", "export-public"] + vault, environment: key)
         #expect(export.status == 0)
         #expect(export.stdout.contains("\"service\" : \"cloud.example\""))
         #expect(!export.stdout.contains(secret))
 
         let before = try bytes(of: folder.vault)
-        let wrong = try Self.run(["vault", "list"] + vault, environment: ["DAVGATE_VAULT_PASSPHRASE": "not the passphrase"])
+        let wrong = try await Self.run(["vault", "list"] + vault, environment: ["DAVGATE_VAULT_PASSPHRASE": "not the passphrase"])
         #expect(wrong.status != 0)
         #expect(wrong.stderr.contains("wrong passphrase or damaged vault"))
         #expect(try bytes(of: folder.vault) == before)
 
-        #expect(try Self.run(["vault", "remove", "cloud.example", "ops", "--group", "ops"] + vault, environment: key).status == 0)
+        #expect(try await Self.run(["vault", "remove", "cloud.example", "ops", "--group", "ops"] + vault, environment: key).status == 0)
         let keyFile = try folder.keyFile()
-        #expect(try Self.run(["vault", "rekey", "--new-key-file", keyFile.path] + vault, environment: key).status == 0)
-        let byKey = try Self.run(["vault", "list", "--key-file", keyFile.path] + vault)
+        #expect(try await Self.run(["vault", "rekey", "--new-key-file", keyFile.path] + vault, environment: key).status == 0)
+        let byKey = try await Self.run(["vault", "list", "--key-file", keyFile.path] + vault)
         #expect(byKey.status == 0)
         #expect(byKey.stdout.split(separator: "\n").count == 1)
 

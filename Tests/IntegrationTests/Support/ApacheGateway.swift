@@ -52,17 +52,12 @@ struct ApacheGateway {
 
     /// `curl` against davgate, for what AsyncHTTPClient hides: time to first
     /// byte and a transfer cut short. Returns curl's exit status, the bytes
-    /// received and curl's `-w` report. Waits on a Dispatch thread: the test
-    /// runner's few cooperative threads must stay free for the other tests.
-    /// The body is written to `output` as it arrives (watch it grow), or to
+    /// received and curl's `-w` report. Waits on a thread of its own (see
+    /// `onOwnThread`). The body is written to `output` as it arrives (watch it grow), or to
     /// a temporary file. `ended` is when curl exited, taken on the thread
     /// that waited for it (a busy test runner cannot delay it).
     func curl(_ path: String, output: URL? = nil, report: String = "%{time_starttransfer} %{time_total}") async throws -> (status: Int32, body: Data, report: String, ended: Date) {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try runCurl(path, output: output, report: report) })
-            }
-        }
+        try await onOwnThread { try runCurl(path, output: output, report: report) }
     }
 
     private func runCurl(_ path: String, output given: URL?, report: String) throws -> (status: Int32, body: Data, report: String, ended: Date) {
@@ -92,9 +87,9 @@ func withApacheGateway(rateLimitKiB: Int? = nil, apacheConfig: String = "", extr
                        _ body: (ApacheGateway) async throws -> Void) async throws {
     let apache = try await ApacheServer(rateLimitKiB: rateLimitKiB, extraConfig: apacheConfig)
     defer { apache.cleanUp() }
-    let (vault, key) = try makeVault()
+    let (vault, key) = try await makeVault()
     defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
-    let stored = try runDavgate(["vault", "set", "apache", ApacheServer.user, "--group", "lazy", "--vault", vault.path, "--key-file", key.path],
+    let stored = try await runDavgate(["vault", "set", "apache", ApacheServer.user, "--group", "lazy", "--vault", vault.path, "--key-file", key.path],
                                 stdin: password + "\n")
     try #require(stored.status == 0, "\(stored.output)")
     let start: @Sendable (URL?) async throws -> DavgateProcess = { reuse in

@@ -60,7 +60,7 @@ struct CadaverSession {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let (data, errors) = try await onDispatch {
+        let (data, errors) = try await onOwnThread {
             let data = out.fileHandleForReading.readDataToEndOfFile()
             let errors = err.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()

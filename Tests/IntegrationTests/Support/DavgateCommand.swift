@@ -4,7 +4,11 @@ import Testing
 
 /// Runs a `davgate` subcommand; returns its exit status and output.
 @discardableResult
-func runDavgate(_ arguments: [String], stdin: String? = nil) throws -> (status: Int32, output: String) {
+func runDavgate(_ arguments: [String], stdin: String? = nil) async throws -> (status: Int32, output: String) {
+    try await onOwnThread { try runDavgateBlocking(arguments, stdin: stdin) }
+}
+
+private func runDavgateBlocking(_ arguments: [String], stdin: String?) throws -> (status: Int32, output: String) {
     let process = Process()
     process.executableURL = DavgateProcess.executable
     process.arguments = arguments
@@ -21,7 +25,7 @@ func runDavgate(_ arguments: [String], stdin: String? = nil) throws -> (status: 
 }
 
 /// A vault with a key file, both mode 0600, in a fresh folder.
-func makeVault() throws -> (vault: URL, key: URL) {
+func makeVault() async throws -> (vault: URL, key: URL) {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vault-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let key = folder.appendingPathComponent("vault.key")
@@ -30,7 +34,7 @@ func makeVault() throws -> (vault: URL, key: URL) {
     try Data(bytes).write(to: key)
     try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key.path)
     let vault = folder.appendingPathComponent("vault.dgv")
-    let created = try runDavgate(["vault", "init", "--vault", vault.path, "--key-file", key.path])
+    let created = try await runDavgate(["vault", "init", "--vault", vault.path, "--key-file", key.path])
     #expect(created.status == 0, "\(created.output)")
     return (vault, key)
 }

@@ -10,17 +10,6 @@ func writeTree(at root: URL, _ files: [String: Data]) throws {
     }
 }
 
-/// `count` random bytes from /dev/urandom: content no layer can compress or guess.
-func randomData(_ count: Int) throws -> Data {
-    let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
-    defer { try? handle.close() }
-    var data = Data()
-    while data.count < count {
-        data.append(try handle.read(upToCount: count - data.count) ?? Data())
-    }
-    return data
-}
-
 /// The SHA-256 of one file by `sha256sum`, nil when there is no such file.
 func checksum(of file: URL, _ command: ClientCommand) async throws -> String? {
     guard FileManager.default.fileExists(atPath: file.path) else { return nil }

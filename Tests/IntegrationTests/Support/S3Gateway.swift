@@ -27,9 +27,9 @@ func withS3Gateway(_ kind: S3ServerKind, faults: Bool = false, prefix: String = 
     defer { server.cleanUp() }
     let proxy = faults ? try await S3FaultProxy(in: server) : nil
     defer { proxy?.cleanUp() }
-    let (vault, key) = try makeVault()
+    let (vault, key) = try await makeVault()
     defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
-    let stored = try runDavgate(["vault", "set", "s3", server.accessKeyID, "--group", "s3", "--vault", vault.path, "--key-file", key.path],
+    let stored = try await runDavgate(["vault", "set", "s3", server.accessKeyID, "--group", "s3", "--vault", vault.path, "--key-file", key.path],
                                 stdin: (secret ?? server.secretAccessKey) + "\n")
     try #require(stored.status == 0, "\(stored.output)")
     let gateway = try await DavgateProcess(

@@ -11,7 +11,7 @@ enum SignedS3Request {
     /// `127.0.0.1:port` with `secret`.
     static func send(_ method: String, key: String?, query: [(name: String, value: String?)] = [],
                      headers: [(name: String, value: String)] = [], body: Data = Data(),
-                     server: any S3TestServer, port: Int? = nil, secret: String? = nil) throws -> LoopbackHTTP.Response {
+                     server: any S3TestServer, port: Int? = nil, secret: String? = nil) async throws -> LoopbackHTTP.Response {
         let port = port ?? server.port
         let path = "/\(server.bucket)" + (key.map {
             "/" + $0.split(separator: "/", omittingEmptySubsequences: false).map { S3Signer.encode(String($0)) }.joined(separator: "/")
@@ -21,6 +21,6 @@ enum SignedS3Request {
         let credentials = S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: secret ?? server.secretAccessKey)
         let signed = request.headers + S3Signer(credentials: credentials, region: server.region).sign(request, at: Date())
         let target = path + (query.isEmpty ? "" : "?" + request.queryString)
-        return try LoopbackHTTP.send(port: port, method: method, target: target, headers: signed, body: body)
+        return try await LoopbackHTTP.send(port: port, method: method, target: target, headers: signed, body: body)
     }
 }
