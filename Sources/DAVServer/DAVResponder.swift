@@ -17,9 +17,9 @@ struct DAVResponder: HTTPResponder {
     let secure: Bool
     let throttle = LoginThrottle()
 
-    static let allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK"
+    static let allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK, REPORT"
     /// What a read-only user may do (issue 3: every write method is 403).
-    static let readOnlyMethods = "OPTIONS, GET, HEAD, PROPFIND"
+    static let readOnlyMethods = "OPTIONS, GET, HEAD, PROPFIND, REPORT"
     static let writeMethods: Set<String> = ["PUT", "DELETE", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"]
     /// The longest request target answered (414 beyond, RFC 9110 section
     /// 15.5.15): room for a 4096-byte file system path fully percent-encoded.
@@ -128,6 +128,7 @@ struct DAVResponder: HTTPResponder {
         case "MOVE": return try await exchange.copyOrMove(isMove: true)
         case "LOCK": return try await exchange.lock()
         case "UNLOCK": return try await exchange.unlock()
+        case "REPORT": return try await exchange.report()
         default:
             var error = DAVError(.methodNotAllowed, "method \(request.method.rawValue) is not supported")
             error.headers[.allow] = Self.allowedMethods

@@ -91,6 +91,7 @@ extension Provider {
     /// the rest waits in the journal anyway. Past the grace they are
     /// cancelled, and their entries stay for the next start as well.
     public func runUploads(grace: Duration = .seconds(30)) async {
+        await compactChangeFeed()
         // Items with an upload started: a finished one frees its place at
         // once, so one large upload never holds back the rest.
         let started = NIOLockedValueBox<Set<Int64>>([])

@@ -42,7 +42,7 @@ struct DomainAccessTests {
                     #expect(reply.status == 403, "\(method) by a read-only user")
                 }
                 let options = try await bob.send("OPTIONS", "/team/")
-                #expect(options.header("Allow") == "OPTIONS, GET, HEAD, PROPFIND")
+                #expect(options.header("Allow") == "OPTIONS, GET, HEAD, PROPFIND, REPORT")
             }
             // Nothing bob tried reached the upstream. alice's PUT goes there
             // by write-back, after the upload delay, and bob's refused

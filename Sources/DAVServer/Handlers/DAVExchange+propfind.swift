@@ -85,6 +85,9 @@ extension DAVExchange {
         }
         let dead = needsDead ? try await provider.deadProperties(of: items.map(\.0)) : [:]
         var context = PropertyContext(quota: quota)
+        if query.names(LiveProperty.syncToken.name) {
+            context.syncToken = try await provider.currentSyncToken().description
+        }
         if wantsState {
             for item in items.map(\.0) where !item.isFolder {
                 let state = provider.state(of: item)

@@ -16,6 +16,9 @@ enum LiveProperty: CaseIterable {
     /// `partial`, `materialized`, or `conflict` for a kept-both copy) and
     /// how many of its bytes are local.
     case state, bytesCached
+    /// RFC 6578: a collection's position in the change feed, and the
+    /// report (`sync-collection`) that reads the feed from it.
+    case syncToken, supportedReportSet
 
     var name: XMLName {
         switch self {
@@ -34,6 +37,8 @@ enum LiveProperty: CaseIterable {
         case .checksums: XMLName(DAVNamespace.ownCloud, "checksums")
         case .state: XMLName(DAVNamespace.davgate, "state")
         case .bytesCached: XMLName(DAVNamespace.davgate, "bytes-cached")
+        case .syncToken: .dav("sync-token")
+        case .supportedReportSet: .dav("supported-report-set")
         }
     }
 
@@ -42,11 +47,16 @@ enum LiveProperty: CaseIterable {
     /// RFC 4331 section 3: quota properties are only returned when named;
     /// so are ownCloud's checksums, which only its clients ask for.
     /// davgate's states need the provider, so they too come only when named.
-    var inAllprop: Bool { ![.quotaAvailableBytes, .quotaUsedBytes, .checksums, .state, .bytesCached].contains(self) }
+    /// RFC 6578 section 4 keeps `sync-token` out of allprop, and RFC 3253
+    /// section 3.1.5 `supported-report-set`.
+    var inAllprop: Bool {
+        ![.quotaAvailableBytes, .quotaUsedBytes, .checksums, .state, .bytesCached, .syncToken, .supportedReportSet].contains(self)
+    }
 
     func applies(to item: Item) -> Bool {
         switch self {
         case .getcontentlength, .getcontenttype, .getetag, .executable, .checksums, .state, .bytesCached: !item.isFolder
+        case .syncToken, .supportedReportSet: item.isFolder
         default: true
         }
     }
@@ -75,6 +85,10 @@ enum LiveProperty: CaseIterable {
             return context.contents[item.id].map { PropertyXML.text(name, String($0.bytesCached)) }
         case .checksums:
             return item.checksum.map { PropertyXML.element(name, valueXML: "<checksum xmlns=\"\(DAVNamespace.ownCloud)\">\(XMLEscaping.text($0))</checksum>") }
+        case .syncToken:
+            return context.syncToken.map { PropertyXML.text(name, $0) }
+        case .supportedReportSet:
+            return PropertyXML.element(name, valueXML: "<D:supported-report><D:report><D:sync-collection/></D:report></D:supported-report>")
         }
     }
 }
@@ -85,4 +99,6 @@ struct PropertyContext: Sendable {
     var locks: [Int64: [ActiveLockInfo]] = [:]
     /// davgate's content state and local bytes, when asked for.
     var contents: [Int64: (state: String, bytesCached: Int64)] = [:]
+    /// The domain's `DAV:sync-token`, when asked for.
+    var syncToken: String?
 }

@@ -266,6 +266,9 @@ public final class MetadataIndex: Sendable {
             // arrives in pages removes, once all are in, what none named.
             try db.execute(sql: "ALTER TABLE item ADD COLUMN seen INTEGER")
         }
+        migrator.registerMigration("v11: change feed") { db in
+            try Self.createChangeFeed(db)
+        }
         return migrator
     }
 }

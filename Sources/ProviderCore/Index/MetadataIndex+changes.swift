@@ -1,0 +1,152 @@
+import Foundation
+import GRDB
+
+/// The change feed: every change to a domain's namespace, recorded by the
+/// database itself in the transaction that makes it, as the File
+/// Provider's change enumeration needs. Triggers on `item` and
+/// `dead_property` write it, so no code path can change an item and forget
+/// the feed: writes through davgate, listings refreshed from the upstream,
+/// uploads landing, COPY's new rows and the rows a folder's DELETE cascades
+/// to all arrive the same way.
+///
+/// A row names a place (parent, name) and what happened there: `new` (an
+/// item arrived: created, copied, moved in), `changed` (its content,
+/// size, executable bit or dead properties), `removed` (it left: deleted,
+/// moved away). A MOVE is a `removed` at the old place and a `new` at the
+/// new one. Changes that no client sees as a property (where the content
+/// is cached, when a listing was read) are not recorded.
+extension MetadataIndex {
+    static func createChangeFeed(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE feed (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                identity TEXT NOT NULL,
+                compacted_through INTEGER NOT NULL DEFAULT 0
+            );
+            INSERT INTO feed (id, identity) VALUES (1, lower(hex(randomblob(8))));
+            CREATE TABLE change (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                domain TEXT NOT NULL,
+                item_id INTEGER NOT NULL,
+                parent_id INTEGER NOT NULL,
+                name TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                at REAL NOT NULL DEFAULT (julianday('now'))
+            );
+            CREATE INDEX change_by_parent ON change(parent_id, seq);
+            CREATE INDEX change_by_domain ON change(domain, seq);
+
+            CREATE TRIGGER change_item_new AFTER INSERT ON item WHEN NEW.parent_id IS NOT NULL BEGIN
+                INSERT INTO change (domain, item_id, parent_id, name, kind) VALUES (NEW.domain, NEW.id, NEW.parent_id, NEW.name, 'new');
+            END;
+            CREATE TRIGGER change_item_removed AFTER DELETE ON item WHEN OLD.parent_id IS NOT NULL BEGIN
+                INSERT INTO change (domain, item_id, parent_id, name, kind) VALUES (OLD.domain, OLD.id, OLD.parent_id, OLD.name, 'removed');
+            END;
+            CREATE TRIGGER change_item_moved AFTER UPDATE OF parent_id, name ON item
+                WHEN OLD.parent_id IS NOT NULL AND (OLD.parent_id IS NOT NEW.parent_id OR OLD.name IS NOT NEW.name) BEGIN
+                INSERT INTO change (domain, item_id, parent_id, name, kind) VALUES (OLD.domain, OLD.id, OLD.parent_id, OLD.name, 'removed');
+                INSERT INTO change (domain, item_id, parent_id, name, kind) VALUES (NEW.domain, NEW.id, NEW.parent_id, NEW.name, 'new');
+            END;
+            CREATE TRIGGER change_item_changed AFTER UPDATE OF content_version, size, executable ON item
+                WHEN NEW.parent_id IS NOT NULL AND OLD.parent_id IS NEW.parent_id AND OLD.name IS NEW.name
+                    AND (OLD.content_version IS NOT NEW.content_version OR OLD.size IS NOT NEW.size OR OLD.executable IS NOT NEW.executable) BEGIN
+                INSERT INTO change (domain, item_id, parent_id, name, kind) VALUES (NEW.domain, NEW.id, NEW.parent_id, NEW.name, 'changed');
+            END;
+            CREATE TRIGGER change_property_set AFTER INSERT ON dead_property BEGIN
+                INSERT INTO change (domain, item_id, parent_id, name, kind)
+                    SELECT domain, id, parent_id, name, 'changed' FROM item WHERE id = NEW.item_id AND parent_id IS NOT NULL;
+            END;
+            CREATE TRIGGER change_property_replaced AFTER UPDATE ON dead_property BEGIN
+                INSERT INTO change (domain, item_id, parent_id, name, kind)
+                    SELECT domain, id, parent_id, name, 'changed' FROM item WHERE id = NEW.item_id AND parent_id IS NOT NULL;
+            END;
+            CREATE TRIGGER change_property_removed AFTER DELETE ON dead_property BEGIN
+                INSERT INTO change (domain, item_id, parent_id, name, kind)
+                    SELECT domain, id, parent_id, name, 'changed' FROM item WHERE id = OLD.item_id AND parent_id IS NOT NULL;
+            END;
+            """)
+    }
+
+    /// The feed's identity and the range of sequence numbers it still
+    /// answers for: a token below `oldest` asks about changes compacted away.
+    func feedPosition() async throws -> (identity: String, oldest: Int64, latest: Int64) {
+        try lookup { db in try Self.feedPosition(db) }
+    }
+
+    static func feedPosition(_ db: Database) throws -> (identity: String, oldest: Int64, latest: Int64) {
+        let row = try Row.fetchOne(db, sql: "SELECT identity, compacted_through FROM feed WHERE id = 1")!
+        // sqlite_sequence keeps the highest sequence number ever given, also
+        // after the newest rows were compacted away.
+        let latest = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'change'") ?? 0
+        return (row[0], row[1], latest)
+    }
+
+    /// One place that changed since a token, with the newest sequence
+    /// number that touched it and whether something arrived there.
+    struct ChangedPlace: Sendable, Hashable {
+        let parent: Int64
+        let name: String
+    }
+
+    /// What changed since `sequence` among the members of `folder` (or
+    /// anywhere below it, `infinite`), read in one snapshot:
+    /// - places in the order of their first change, each once;
+    /// - which of them received an item (`arrived`): with `infinite`, a
+    ///   folder that arrived is reported with everything in it;
+    /// - the sequence number the answer covers: `latest`, or, when
+    ///   `limit` places were reached first, the last change of those
+    ///   places read (the next request continues from there).
+    func changes(domain: String, below folder: Int64, infinite: Bool, since sequence: Int64, limit: Int?) async throws
+        -> (places: [ChangedPlace], arrived: Set<ChangedPlace>, covered: Int64, truncated: Bool) {
+        try await pool.read { db in
+            let latest = try Self.feedPosition(db).latest
+            let scope = infinite
+                ? """
+                    WITH RECURSIVE folders(id) AS (
+                        SELECT ? UNION ALL SELECT item.id FROM item JOIN folders ON item.parent_id = folders.id WHERE item.is_folder = 1)
+                    SELECT seq, parent_id, name, kind FROM change
+                    WHERE domain = ? AND seq > ? AND parent_id IN (SELECT id FROM folders) ORDER BY seq
+                    """
+                : "SELECT seq, parent_id, name, kind FROM change WHERE parent_id = ? AND domain = ? AND seq > ? ORDER BY seq"
+            var places: [ChangedPlace] = []
+            var known = Set<ChangedPlace>()
+            var arrived = Set<ChangedPlace>()
+            var covered = latest
+            var truncated = false
+            let rows = try Row.fetchCursor(db, sql: scope, arguments: [folder, domain, sequence])
+            while let row = try rows.next() {
+                let place = ChangedPlace(parent: row[1], name: row[2])
+                if !known.contains(place) {
+                    if let limit, places.count == limit {
+                        truncated = true
+                        break
+                    }
+                    known.insert(place)
+                    places.append(place)
+                }
+                if (row[3] as String) == "new" { arrived.insert(place) }
+                covered = row[0]
+            }
+            if !truncated { covered = latest }
+            return (places, arrived, max(covered, sequence), truncated)
+        }
+    }
+
+    /// Forgets changes older than `age`, keeping the newest `keep` at least;
+    /// tokens from before what is forgotten answer 403 `valid-sync-token`.
+    @discardableResult
+    func compactChanges(olderThan age: TimeInterval, keep: Int) async throws -> Int {
+        try await write { db in
+            let cutoff = try Int64.fetchOne(db, sql: """
+                SELECT MAX(seq) FROM change
+                WHERE at < julianday('now') - ? / 86400.0
+                  AND seq <= (SELECT COALESCE(MAX(seq), 0) FROM change) - ?
+                """, arguments: [age, keep])
+            guard let cutoff else { return 0 }
+            try db.execute(sql: "DELETE FROM change WHERE seq <= ?", arguments: [cutoff])
+            let removed = db.changesCount
+            try db.execute(sql: "UPDATE feed SET compacted_through = MAX(compacted_through, ?) WHERE id = 1", arguments: [cutoff])
+            return removed
+        }
+    }
+}

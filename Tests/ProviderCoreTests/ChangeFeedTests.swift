@@ -1,0 +1,150 @@
+import Foundation
+import Logging
+@testable import ProviderCore
+import Testing
+
+/// The change feed through the provider, over a real SQLite index and a
+/// real folder: what a sync since a token reports, and when a token is
+/// refused.
+@Suite("the change feed")
+struct ChangeFeedTests {
+    func paths(_ changes: Provider.ChangeSet) -> Set<ItemPath> { Set(changes.present.map { $0.1 }) }
+
+    @Test("every kind of change appears once in the next answer and never again, at depth 1 and infinite")
+    func everyKindOnce() async throws {
+        let f = try Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        _ = try await f.put("kept", at: ["kept.txt"])
+        let root = try await f.provider.root()
+        let first = try await f.provider.changes(below: root, at: [], since: "", infinite: true, limit: nil)
+        #expect(paths(first) == [["kept.txt"]])
+        #expect(first.removed.isEmpty && !first.truncated)
+
+        _ = try await f.put("a", at: ["a.txt"])
+        _ = try await f.provider.makeFolder(at: ["d"])
+        let x = try await f.put("x", at: ["d", "x.txt"])
+        _ = try await f.provider.copy(from: ["d"], to: ["e"], recursive: true, overwrite: false)
+        _ = try await f.provider.move(from: ["a.txt"], to: ["d", "a2.txt"], overwrite: false)
+        try await f.provider.changeProperties(of: x, [.set(DeadProperty(namespace: "urn:x", name: "p", xml: "<x0:p xmlns:x0=\"urn:x\">v</x0:p>"))])
+        try await f.provider.delete(at: ["e"])
+        _ = try await f.put("kept, changed", at: ["kept.txt"])
+
+        let deep = try await f.provider.changes(below: root, at: [], since: first.token.description, infinite: true, limit: nil)
+        #expect(paths(deep) == [["d"], ["d", "x.txt"], ["d", "a2.txt"], ["kept.txt"]])
+        // e's members went with it: the client drops e and what it held.
+        #expect(Set(deep.removed) == [["a.txt"], ["e"]])
+        #expect(deep.present.count == 4, "each place once")
+        #expect(deep.token.sequence > first.token.sequence && !deep.truncated)
+
+        let shallow = try await f.provider.changes(below: root, at: [], since: first.token.description, infinite: false, limit: nil)
+        #expect(paths(shallow) == [["d"], ["kept.txt"]])
+        #expect(Set(shallow.removed) == [["a.txt"], ["e"]])
+
+        let folder = try #require(try await f.provider.item(at: ["d"]))
+        let inFolder = try await f.provider.changes(below: folder, at: ["d"], since: first.token.description, infinite: false, limit: nil)
+        #expect(paths(inFolder) == [["d", "x.txt"], ["d", "a2.txt"]])
+
+        let again = try await f.provider.changes(below: root, at: [], since: deep.token.description, infinite: true, limit: nil)
+        #expect(again.present.isEmpty && again.removed.isEmpty, "nothing twice")
+        #expect(again.token == deep.token)
+    }
+
+    @Test("a folder moved into the synced tree arrives with everything in it")
+    func folderMovedIn() async throws {
+        let f = try Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        _ = try await f.provider.makeFolder(at: ["watched"])
+        _ = try await f.provider.makeFolder(at: ["outside"])
+        _ = try await f.provider.makeFolder(at: ["outside", "sub"])
+        _ = try await f.put("deep", at: ["outside", "sub", "deep.txt"])
+        let watched = try #require(try await f.provider.item(at: ["watched"]))
+        let before = try await f.provider.changes(below: watched, at: ["watched"], since: "", infinite: true, limit: nil)
+        #expect(before.present.isEmpty)
+        _ = try await f.provider.move(from: ["outside"], to: ["watched", "moved"], overwrite: false)
+        let after = try await f.provider.changes(below: watched, at: ["watched"], since: before.token.description, infinite: true, limit: nil)
+        #expect(paths(after) == [["watched", "moved"], ["watched", "moved", "sub"], ["watched", "moved", "sub", "deep.txt"]])
+        // And out again: the client drops the folder, and with it what it held.
+        _ = try await f.provider.move(from: ["watched", "moved"], to: ["gone"], overwrite: false)
+        let out = try await f.provider.changes(below: watched, at: ["watched"], since: after.token.description, infinite: true, limit: nil)
+        #expect(out.present.isEmpty)
+        #expect(out.removed == [["watched", "moved"]])
+    }
+
+    @Test("a file changed in the upstream is reported once a listing sees it")
+    func upstreamChangeSeenOnRefresh() async throws {
+        let f = try Fixture(ttl: 0)
+        defer { f.cleanUp() }
+        try f.write("theirs", "before.txt")
+        let root = try await f.provider.root()
+        let first = try await f.provider.changes(below: root, at: [], since: "", infinite: false, limit: nil)
+        #expect(paths(first) == [["before.txt"]])
+        try f.write("new upstream", "after.txt")
+        try FileManager.default.removeItem(at: f.upstream.appendingPathComponent("before.txt"))
+        let next = try await f.provider.changes(below: root, at: [], since: first.token.description, infinite: false, limit: nil)
+        #expect(paths(next) == [["after.txt"]])
+        #expect(next.removed == [["before.txt"]])
+    }
+
+    @Test("a limit pages the answer: each place once across the pages, truncated until the last")
+    func paging() async throws {
+        let f = try Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        let root = try await f.provider.root()
+        let start = try await f.provider.changes(below: root, at: [], since: "", infinite: false, limit: nil)
+        for i in 0..<25 { _ = try await f.put("\(i)", at: ["f\(i).txt"]) }
+        var token = start.token.description
+        var seen: [ItemPath] = []
+        var pages: [Int] = []
+        while true {
+            let page = try await f.provider.changes(below: root, at: [], since: token, infinite: false, limit: 10)
+            pages.append(page.present.count)
+            seen += page.present.map { $0.1 }
+            token = page.token.description
+            if !page.truncated { break }
+        }
+        #expect(pages == [10, 10, 5])
+        #expect(seen.count == 25 && Set(seen).count == 25)
+    }
+
+    @Test("a token survives reopening the index; another feed's, a future and a compacted token are refused")
+    func tokens() async throws {
+        let f = try Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        let root = try await f.provider.root()
+        _ = try await f.put("one", at: ["one.txt"])
+        let token = try await f.provider.currentSyncToken()
+        _ = try await f.put("two", at: ["two.txt"])
+
+        let reopened = try Provider(domain: "files", store: f.store, index: MetadataIndex(file: f.root.appendingPathComponent("index.sqlite")),
+                                    cacheFolder: f.root.appendingPathComponent("cache"), listingTTL: 60, logger: Logger(label: "test"))
+        let later = try await reopened.changes(below: root, at: [], since: token.description, infinite: false, limit: nil)
+        #expect(paths(later) == [["two.txt"]])
+
+        for bad in [SyncToken(feed: "0123456789abcdef", sequence: token.sequence).description,
+                    SyncToken(feed: token.feed, sequence: later.token.sequence + 1).description,
+                    "https://davgate.dev/sync/\(token.feed)/x", "urn:uuid:1"] {
+            await #expect(throws: Provider.InvalidSyncToken.self, "\(bad)") {
+                _ = try await reopened.changes(below: root, at: [], since: bad, infinite: false, limit: nil)
+            }
+        }
+        // Compacted away: the client is told to start over, not given a partial answer.
+        #expect(try await reopened.index.compactChanges(olderThan: -60, keep: 0) > 0)
+        await #expect(throws: Provider.InvalidSyncToken.self) {
+            _ = try await reopened.changes(below: root, at: [], since: token.description, infinite: false, limit: nil)
+        }
+        let current = try await reopened.currentSyncToken()
+        #expect(try await reopened.changes(below: root, at: [], since: current.description, infinite: false, limit: nil).present.isEmpty)
+    }
+
+    @Test("tokens are URIs of ours, read back exactly; anything else is not a token")
+    func tokenText() {
+        let token = SyncToken(feed: "ab12", sequence: 42)
+        #expect(token.description == "https://davgate.dev/sync/ab12/42")
+        #expect(SyncToken(token.description) == token)
+        for bad in ["https://davgate.dev/sync/ab12/", "https://davgate.dev/sync//4", "https://davgate.dev/sync/xyz/4",
+                    "https://davgate.dev/sync/ab/04", "https://davgate.dev/sync/ab/4/5", "http://davgate.dev/sync/ab/4",
+                    "https://davgate.dev/sync/ab/-1", ""] {
+            #expect(SyncToken(bad) == nil, "\(bad)")
+        }
+    }
+}
