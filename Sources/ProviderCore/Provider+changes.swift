@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// The domain's change feed for clients (RFC 6578 sync-collection): what
 /// changed below a folder since a token, answered from the index's record
