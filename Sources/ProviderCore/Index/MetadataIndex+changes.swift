@@ -81,8 +81,9 @@ extension MetadataIndex {
         return (row[0], row[1], latest)
     }
 
-    /// One place that changed since a token, with the newest sequence
-    /// number that touched it and whether something arrived there.
+    /// A place (a folder and a name in it) where something changed: the
+    /// feed answers by place, since a place can change hands (a MOVE away,
+    /// then a new file under the same name) and the client knows names.
     struct ChangedPlace: Sendable, Hashable {
         let parent: Int64
         let name: String
