@@ -22,31 +22,14 @@ struct VaultCLITests {
         var stderr: String
     }
 
-    /// Runs the CLI on a thread of its own (see `onOwnThread`).
+    /// Runs the CLI with no passphrase of the machine's in its environment.
     static func run(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) async throws -> Result {
-        try await onOwnThread { try runBlocking(arguments, stdin: stdin, environment: environment) }
-    }
-
-    private static func runBlocking(_ arguments: [String], stdin: String, environment: [String: String]) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["DAVGATE_VAULT_PASSPHRASE"] = nil
         env["DAVGATE_VAULT_NEW_PASSPHRASE"] = nil
         env.merge(environment) { $1 }
-        process.environment = env
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+        let ended = try await ChildProcess.output(executable!.path, arguments, input: Data(stdin.utf8), environment: env, check: false)
+        return Result(status: ended.status, stdout: ended.text, stderr: ended.errorText)
     }
 
     @Test("init, set, get, list, export-public, remove, rekey and the refusals", .enabled(if: executable != nil, "davgate is not built"))

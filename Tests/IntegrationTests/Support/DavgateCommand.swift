@@ -2,26 +2,12 @@ import DavgateTestSupport
 import Foundation
 import Testing
 
-/// Runs a `davgate` subcommand; returns its exit status and output.
+/// Runs a `davgate` subcommand; returns its exit status and output
+/// (stdout, then stderr).
 @discardableResult
 func runDavgate(_ arguments: [String], stdin: String? = nil) async throws -> (status: Int32, output: String) {
-    try await onOwnThread { try runDavgateBlocking(arguments, stdin: stdin) }
-}
-
-private func runDavgateBlocking(_ arguments: [String], stdin: String?) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = DavgateProcess.executable
-    process.arguments = arguments
-    let input = Pipe(), output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = output
-    try process.run()
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-    try input.fileHandleForWriting.close()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, text)
+    let ended = try await ChildProcess.output(DavgateProcess.executable.path, arguments, input: stdin.map { Data($0.utf8) }, check: false)
+    return (ended.status, ended.text + ended.errorText)
 }
 
 /// A vault with a key file, both mode 0600, in a fresh folder.
