@@ -140,6 +140,20 @@ struct S3ClientTests {
                 try appending.write(contentsOf: Data("zweite Zeile, ü\n".utf8))
                 try appending.close()
                 notes.append(Data("zweite Zeile, ü\n".utf8))
+                // close() returns before FUSE hands davfs2 the release, and
+                // davfs2 holds its LOCK on an edited file until its PUT is
+                // through. It sends a folder's MOVE without the tokens of
+                // locks inside, which RFC 4918 (and Apache) answer with 423:
+                // a user renaming the folder in that second sees EIO. The
+                // test waits for davfs2 to let go, as that user would retry.
+                try await eventually("davfs2 has uploaded both edits and released its locks") {
+                    for file in ["/s3/Projekt%20%C3%BC/notiz.txt", "/s3/Projekt%20%C3%BC/unter/daten.bin"] {
+                        let reply = try await g.client.send("PROPFIND", file, headers: [("Depth", "0")], body: propfind(["lockdiscovery"]))
+                        let discovery = try #require(Multistatus(reply)?.responses.first?.property("lockdiscovery"), "\(file): \(reply.text)")
+                        if !discovery.node.descendants("activelock").isEmpty { return false }
+                    }
+                    return true
+                }
 
                 // A file into another folder under a new name, a folder renamed, a file removed.
                 try fm.moveItem(at: mount.appendingPathComponent("wird umbenannt.txt"), to: mount.appendingPathComponent("Projekt ü/umbenannt é.txt"))
