@@ -192,7 +192,11 @@ extension Provider {
                         guard entry.version == sparse.version, entry.size == sparse.size else { throw UpstreamError.versionMismatch }
                         download.began(item)
                     },
-                    progressed: { download.reached(span.lowerBound + $0) }))
+                    progressed: { written in
+                        // The bytes are in the file before readers hear of them.
+                        if written > 0 { sparse.arrived(span.lowerBound...(span.lowerBound + written - 1)) }
+                        download.reached(span.lowerBound + written)
+                    }))
             }
             sparse.endFetch(fetched: span)
             metrics.fetches.increment()

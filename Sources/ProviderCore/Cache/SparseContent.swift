@@ -57,6 +57,12 @@ final class SparseContent: Sendable {
         }
     }
 
+    /// A running fetch wrote `range` into the file: readers of those bytes
+    /// need no fetch of their own, also before the whole span is in.
+    func arrived(_ range: ClosedRange<Int64>) {
+        state.withLockedValue { $0.present.insert(range) }
+    }
+
     /// A fetch ended; `fetched` is the range it wrote completely, if it did.
     func endFetch(fetched: ClosedRange<Int64>?) {
         let (idle, unlinkNow) = state.withLockedValue { s -> ([CheckedContinuation<Void, Never>], Bool) in
