@@ -9,7 +9,7 @@ struct SyncCollectionTests {
     /// One answer of a sync-collection REPORT, by href.
     struct SyncAnswer {
         var status: Int
-        /// Members reported with properties, and their ETag (empty for folders).
+        /// Members reported with properties, and their ETag.
         var present: [String: String] = [:]
         /// Members reported gone (404).
         var removed: Set<String> = []
@@ -113,6 +113,38 @@ struct SyncCollectionTests {
             #expect(try await client.send("PUT", "/files/after.txt", body: "after").status == 201)
             let later = try await sync(client, "/files/", token: token, infinite: true)
             #expect(Set(later.present.keys) == ["/files/after.txt"])
+        }
+    }
+
+    @Test("a folder's getetag moves with any change below it and not with reads; If-Match with it holds for a MOVE, a stale one gets 412")
+    func folderETags() async throws {
+        try await withGateway(extraDomain: "listing_ttl = 600") { _, client in
+            for folder in ["/files/a/", "/files/a/b/", "/files/other/"] { #expect(try await client.send("MKCOL", folder).status == 201) }
+            #expect(try await client.send("PUT", "/files/a/b/x.txt", body: "x").status == 201)
+            func etags() async throws -> [String: String] {
+                let reply = try await client.send("PROPFIND", "/files/", headers: [("Depth", "1")], body: propfind(["getetag"]))
+                var tags: [String: String] = [:]
+                for response in try #require(Multistatus(reply), "\(reply.text)").responses {
+                    tags[response.href] = try #require(response.property("getetag")?.node.trimmedText, "\(response.href) has a getetag")
+                }
+                let deep = try await client.send("PROPFIND", "/files/a/b/", headers: [("Depth", "0")], body: propfind(["getetag"]))
+                tags["/files/a/b/"] = try #require(Multistatus(deep)?.responses.first?.property("getetag")?.node.trimmedText)
+                return tags
+            }
+            let before = try await etags()
+            #expect(before.keys.sorted() == ["/files/", "/files/a/", "/files/a/b/", "/files/other/"], "\(before)")
+            #expect(try await client.send("GET", "/files/a/b/x.txt").status == 200)
+            #expect(try await etags() == before, "a read moves no folder's ETag")
+
+            #expect(try await client.send("PUT", "/files/a/b/x.txt", body: "x, edited").status == 204)
+            let after = try await etags()
+            for folder in ["/files/", "/files/a/", "/files/a/b/"] { #expect(after[folder] != before[folder], "\(folder) moved") }
+            #expect(after["/files/other/"] == before["/files/other/"], "a folder beside the change keeps its ETag")
+
+            let stale = try await client.send("MOVE", "/files/a/", headers: [("Destination", "\(client.base)/files/moved/"), ("If-Match", before["/files/a/"]!)])
+            #expect(stale.status == 412, "\(stale.status) \(stale.text)")
+            let current = try await client.send("MOVE", "/files/a/", headers: [("Destination", "\(client.base)/files/moved/"), ("If-Match", after["/files/a/"]!)])
+            #expect(current.status == 201, "\(current.status) \(current.text)")
         }
     }
 

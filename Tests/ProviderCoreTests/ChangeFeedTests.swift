@@ -136,6 +136,44 @@ struct ChangeFeedTests {
         #expect(try await reopened.changes(below: root, at: [], since: current.description, infinite: false, limit: nil).present.isEmpty)
     }
 
+    @Test("a folder's ETag moves when anything below it changes, and only then; its siblings' stay")
+    func folderETags() async throws {
+        let f = try Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        for folder in [["a"], ["a", "b"], ["a", "b", "c"], ["sibling"]] { _ = try await f.provider.makeFolder(at: folder) }
+        let x = try await f.put("x", at: ["a", "b", "c", "x.txt"])
+        func etags(_ paths: [ItemPath] = [["a"], ["a", "b"], ["a", "b", "c"], ["sibling"]]) async throws -> [String] {
+            var tags = [try await f.provider.root().etag]
+            for path in paths { tags.append(try #require(try await f.provider.item(at: path), "\(path)").etag) }
+            return tags
+        }
+        var before = try await etags()
+        #expect(try await etags() == before, "reading moves nothing")
+
+        // Content, a dead property, a new member, a removal and a move, each deep down.
+        let changes: [(String, () async throws -> Void)] = [
+            ("content", { _ = try await f.put("x, edited", at: ["a", "b", "c", "x.txt"]) }),
+            ("property", { try await f.provider.changeProperties(of: x, [.set(DeadProperty(namespace: "urn:x", name: "p", xml: "<x0:p xmlns:x0=\"urn:x\">v</x0:p>"))]) }),
+            ("new file", { _ = try await f.put("y", at: ["a", "b", "c", "y.txt"]) }),
+            ("removal", { try await f.provider.delete(at: ["a", "b", "c", "y.txt"]) }),
+            ("rename", { _ = try await f.provider.move(from: ["a", "b", "c", "x.txt"], to: ["a", "b", "c", "z.txt"], overwrite: false) }),
+        ]
+        for (what, change) in changes {
+            try await change()
+            let after = try await etags()
+            for i in 0..<4 { #expect(after[i] != before[i], "\(what): the ETag of folder \(i) levels from the root moved") }
+            #expect(after[4] == before[4], "\(what): the sibling's ETag stays")
+            before = after
+        }
+
+        // A folder moved from one branch to another moves both chains' ETags, not its own.
+        let moved = try #require(try await f.provider.item(at: ["a", "b", "c"])).etag
+        _ = try await f.provider.move(from: ["a", "b", "c"], to: ["sibling", "c"], overwrite: false)
+        let after = try await etags([["a"], ["a", "b"], ["sibling", "c"], ["sibling"]])
+        #expect(after[0] != before[0] && after[1] != before[1] && after[2] != before[2] && after[4] != before[4])
+        #expect(try #require(try await f.provider.item(at: ["sibling", "c"])).etag == moved, "nothing inside it changed")
+    }
+
     @Test("tokens are URIs of ours, read back exactly; anything else is not a token")
     func tokenText() {
         let token = SyncToken(feed: "ab12", sequence: 42)

@@ -32,7 +32,7 @@ extension DAVExchange {
               let item = try await provider.item(at: Array(resource.segments.dropFirst()))
         else { return ResourceState(etag: nil, lockTokens: []) }
         let locks = try await provider.locks(covering: item)
-        return ResourceState(etag: item.isFolder ? nil : item.etag, lockTokens: Set(locks.map(\.token)))
+        return ResourceState(etag: item.etag, lockTokens: Set(locks.map(\.token)))
     }
 
     /// RFC 4918 section 7: a write to a locked resource must submit a token
@@ -57,7 +57,7 @@ extension DAVExchange {
     /// `newForIfNoneMatch` makes `If-None-Match: *` treat it as absent (the
     /// empty resource a LOCK created, which davfs2 then PUTs with it).
     func checkWriteConditions(_ item: Item?, newForIfNoneMatch: Bool = false) throws {
-        let etag = item.flatMap { $0.isFolder ? nil : $0.etag }
+        let etag = item?.etag
         if let ifMatch = EntityTagCondition.parse(headers[.ifMatch]) {
             let ok: Bool
             switch ifMatch {

@@ -55,7 +55,7 @@ enum LiveProperty: CaseIterable {
 
     func applies(to item: Item) -> Bool {
         switch self {
-        case .getcontentlength, .getcontenttype, .getetag, .executable, .checksums, .state, .bytesCached: !item.isFolder
+        case .getcontentlength, .getcontenttype, .executable, .checksums, .state, .bytesCached: !item.isFolder
         case .syncToken, .supportedReportSet: item.isFolder
         default: true
         }

@@ -41,7 +41,10 @@ public struct WriteConditions: Sendable, Equatable {
         WriteConditions(principal: principal, tokens: tokens)
     }
 
-    /// How `item` (nil: nothing there) is judged: its ETag, or absent.
+    /// How `item` (nil: nothing there) is judged: its ETag, or absent. A
+    /// folder's ETag is judged when the request arrives and not again at
+    /// commit: it moves with every change below, and a write landing deep
+    /// inside meanwhile should not fail a MOVE or DELETE of the folder.
     public static func judged(_ item: Item?) -> Judged {
         guard let item, !item.isFolder else { return .absent }
         return .etag(item.etag)

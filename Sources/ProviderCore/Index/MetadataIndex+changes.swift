@@ -67,6 +67,25 @@ extension MetadataIndex {
             """)
     }
 
+    /// Folder versions that move: each change raises `tree_version` of the
+    /// folder it happened in and of every folder above, to its sequence
+    /// number, in the same transaction. A folder's ETag includes it, so a
+    /// client that has a subtree's ETag knows nothing below changed. The
+    /// walk up costs one primary-key lookup per level of the path.
+    static func createTreeVersions(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE item ADD COLUMN tree_version INTEGER NOT NULL DEFAULT 0;
+            CREATE TRIGGER change_raises_tree_versions AFTER INSERT ON change BEGIN
+                UPDATE item SET tree_version = NEW.seq WHERE id IN (
+                    WITH RECURSIVE above(id) AS (
+                        SELECT NEW.parent_id
+                        UNION ALL
+                        SELECT item.parent_id FROM item JOIN above ON item.id = above.id WHERE item.parent_id IS NOT NULL)
+                    SELECT id FROM above);
+            END;
+            """)
+    }
+
     /// The feed's identity and the range of sequence numbers it still
     /// answers for: a token below `oldest` asks about changes compacted away.
     func feedPosition() async throws -> (identity: String, oldest: Int64, latest: Int64) {

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 extension Item {
-    static let columns = "id, domain, parent_id, name, is_folder, size, modified, created, content_version, upstream_version, cached_version, executable, listed_at, checksum, checksum_version, state"
+    static let columns = "id, domain, parent_id, name, is_folder, size, modified, created, content_version, upstream_version, cached_version, executable, listed_at, checksum, checksum_version, state, tree_version"
 
     init(row: Row) {
         self.init(
@@ -16,7 +16,8 @@ extension Item {
             listedAt: (row[12] as Double?).map { Date(timeIntervalSince1970: $0) },
             // Valid only for the content version it was computed for.
             checksum: (row[14] as Int64?) == (row[8] as Int64) ? row[13] : nil,
-            state: StoredState(rawValue: row[15]) ?? .placeholder
+            state: StoredState(rawValue: row[15]) ?? .placeholder,
+            treeVersion: row[16]
         )
     }
 }

@@ -269,6 +269,9 @@ public final class MetadataIndex: Sendable {
         migrator.registerMigration("v11: change feed") { db in
             try Self.createChangeFeed(db)
         }
+        migrator.registerMigration("v12: folder versions that move") { db in
+            try Self.createTreeVersions(db)
+        }
         return migrator
     }
 }

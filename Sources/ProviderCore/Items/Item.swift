@@ -37,10 +37,14 @@ public struct Item: Sendable, Equatable {
     /// The stored part of the item's state, which only the state machine
     /// changes; `Provider.state(of:)` adds what is in flight.
     public var state: StoredState
+    /// Folders: the change feed's sequence number of the newest change
+    /// anywhere below, raised by the index in the transaction that makes
+    /// the change; it moves the folder's ETag.
+    public var treeVersion: Int64
 
     public init(id: Int64, domain: String, parentID: Int64?, name: String, kind: Kind, size: Int64, modified: Date, created: Date,
                 contentVersion: Int64, upstreamVersion: String?, cachedVersion: String?, executable: Bool, listedAt: Date?,
-                checksum: String? = nil, state: StoredState? = nil) {
+                checksum: String? = nil, state: StoredState? = nil, treeVersion: Int64 = 0) {
         self.id = id
         self.domain = domain
         self.parentID = parentID
@@ -56,6 +60,7 @@ public struct Item: Sendable, Equatable {
         self.listedAt = listedAt
         self.checksum = checksum
         self.state = state ?? (kind == .folder ? .folder : .placeholder)
+        self.treeVersion = treeVersion
     }
 
     public var isFolder: Bool { kind == .folder }
@@ -71,8 +76,11 @@ public struct Item: Sendable, Equatable {
 
     /// Strong ETag derived from identity and content version, never from
     /// mtime: it changes on every content change, also within one second
-    /// (davfs2 loses edits on weak or stale ETags).
+    /// (davfs2 loses edits on weak or stale ETags). A folder's also changes
+    /// when anything below it does (the meaning Nextcloud and ownCloud
+    /// give it), so a client can skip a subtree whose ETag it already has.
     public var etag: String {
-        "\"\(String(id, radix: 16))-\(String(contentVersion, radix: 16))\""
+        let tree = isFolder ? "-\(String(treeVersion, radix: 16))" : ""
+        return "\"\(String(id, radix: 16))-\(String(contentVersion, radix: 16))\(tree)\""
     }
 }
