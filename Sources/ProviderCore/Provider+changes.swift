@@ -50,37 +50,9 @@ extension Provider {
         // Members changed upstream since the folder's last listing are
         // recorded when it is read again.
         if !infinite { try await refreshIfStale(folder) }
-        let found = try await index.changes(domain: domain, below: folder.id, infinite: infinite, since: parsed.sequence, limit: limit)
-        var result = ChangeSet(present: [], removed: [], token: SyncToken(feed: position.identity, sequence: found.covered),
-                               truncated: found.truncated)
-        var parentPaths: [Int64: ItemPath] = [folder.id: path]
-        // A place reached twice (a folder that arrived, then a change inside
-        // it) is reported once.
-        var reported = Set<ItemPath>()
-        for place in found.places {
-            let parentPath: ItemPath
-            if let known = parentPaths[place.parent] {
-                parentPath = known
-            } else {
-                parentPath = try await index.path(of: place.parent)
-                parentPaths[place.parent] = parentPath
-            }
-            let placePath = parentPath + [place.name]
-            guard reported.insert(placePath).inserted else { continue }
-            guard let item = try await index.child(of: place.parent, named: place.name) else {
-                result.removed.append(placePath)
-                continue
-            }
-            result.present.append((item, placePath))
-            // A folder that arrived (made, copied or moved in) is new to the
-            // client with everything in it.
-            if infinite && item.isFolder && found.arrived.contains(place) {
-                for (member, memberPath) in try await descendantsWithPaths(of: item, at: placePath) where reported.insert(memberPath).inserted {
-                    result.present.append((member, memberPath))
-                }
-            }
-        }
-        return result
+        let found = try await index.changes(domain: domain, below: folder.id, at: path, infinite: infinite, since: parsed.sequence, limit: limit)
+        return ChangeSet(present: found.present, removed: found.removed, token: SyncToken(feed: position.identity, sequence: found.covered),
+                         truncated: found.truncated)
     }
 
     /// A first sync: every member (or every item below, `infinite`). The
@@ -92,7 +64,7 @@ extension Provider {
         let token = SyncToken(feed: position.identity, sequence: position.latest)
         var present: [(Item, ItemPath)] = []
         if infinite {
-            present = try await descendantsWithPaths(of: folder, at: path)
+            present = try await index.descendantsWithPaths(of: folder.id, at: path)
         } else {
             var after: String?
             while true {
@@ -103,19 +75,6 @@ extension Provider {
             }
         }
         return ChangeSet(present: present, removed: [], token: token, truncated: false)
-    }
-
-    /// Every item below `folder`, parents first, with its path.
-    private func descendantsWithPaths(of folder: Item, at path: ItemPath) async throws -> [(Item, ItemPath)] {
-        var paths: [Int64: ItemPath] = [folder.id: path]
-        var result: [(Item, ItemPath)] = []
-        for item in try await index.descendants(of: folder.id) {
-            guard let parent = item.parentID, let parentPath = paths[parent] else { continue }
-            let itemPath = parentPath + [item.name]
-            if item.isFolder { paths[item.id] = itemPath }
-            result.append((item, itemPath))
-        }
-        return result
     }
 
     /// Forgets changes older than 30 days beyond the newest 100,000, once

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 @testable import ProviderCore
 import Testing
 
@@ -83,6 +84,40 @@ struct ChangeFeedTests {
         let next = try await f.provider.changes(below: root, at: [], since: first.token.description, infinite: false, limit: nil)
         #expect(paths(next) == [["after.txt"]])
         #expect(next.removed == [["before.txt"]])
+    }
+
+    @Test("syncs racing a burst of new folders and files report each new item exactly once, and miss none")
+    func syncsRacingWrites() async throws {
+        let f = try Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        let root = try await f.provider.root()
+        let start = try await f.provider.changes(below: root, at: [], since: "", infinite: true, limit: nil)
+        var expected: [ItemPath] = []
+        for d in 0..<15 {
+            expected.append(["d\(d)"])
+            for i in 0..<8 { expected.append(["d\(d)", "f\(i).txt"]) }
+        }
+        let finished = NIOLockedValueBox(false)
+        let writer = Task {
+            defer { finished.withLockedValue { $0 = true } }
+            for d in 0..<15 {
+                _ = try await f.provider.makeFolder(at: ["d\(d)"])
+                for i in 0..<8 { _ = try await f.put("\(d).\(i)", at: ["d\(d)", "f\(i).txt"]) }
+            }
+        }
+        var token = start.token.description
+        var reported: [ItemPath] = []
+        while true {
+            let last = finished.withLockedValue { $0 }
+            let page = try await f.provider.changes(below: root, at: [], since: token, infinite: true, limit: 7)
+            reported += page.present.map { $0.1 }
+            token = page.token.description
+            if last && !page.truncated { break }
+        }
+        try await writer.value
+        let counts = Dictionary(grouping: reported, by: { $0 }).mapValues(\.count)
+        #expect(counts.filter { $0.value > 1 }.isEmpty, "reported twice: \(counts.filter { $0.value > 1 }.keys.sorted { $0.joined(separator: "/") < $1.joined(separator: "/") })")
+        #expect(Set(reported) == Set(expected), "missing: \(Set(expected).subtracting(reported).count)")
     }
 
     @Test("a limit pages the answer: each place once across the pages, truncated until the last")

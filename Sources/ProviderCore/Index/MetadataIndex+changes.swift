@@ -108,16 +108,19 @@ extension MetadataIndex {
         let name: String
     }
 
-    /// What changed since `sequence` among the members of `folder` (or
-    /// anywhere below it, `infinite`), read in one snapshot:
-    /// - places in the order of their first change, each once;
-    /// - which of them received an item (`arrived`): with `infinite`, a
-    ///   folder that arrived is reported with everything in it;
-    /// - the sequence number the answer covers: `latest`, or, when
-    ///   `limit` places were reached first, the last change of those
-    ///   places read (the next request continues from there).
-    func changes(domain: String, below folder: Int64, infinite: Bool, since sequence: Int64, limit: Int?) async throws
-        -> (places: [ChangedPlace], arrived: Set<ChangedPlace>, covered: Int64, truncated: Bool) {
+    /// What changed since `sequence` among the members of `folder` (at
+    /// `path`), or anywhere below it (`infinite`), all read in one snapshot,
+    /// so that the items reported are those of the sequence number the
+    /// answer covers, and the next answer repeats none of them:
+    /// - each changed place once, in the order of its first change, with
+    ///   the item there now, or as removed when nothing is;
+    /// - with `infinite`, a folder that arrived is reported with
+    ///   everything in it;
+    /// - `covered`: the latest sequence number, or, when `limit` places
+    ///   were reached first, the last change of those places read (the next
+    ///   request continues from there).
+    func changes(domain: String, below folder: Int64, at path: ItemPath, infinite: Bool, since sequence: Int64, limit: Int?) async throws
+        -> (present: [(Item, ItemPath)], removed: [ItemPath], covered: Int64, truncated: Bool) {
         try await pool.read { db in
             let latest = try Self.feedPosition(db).latest
             let scope = infinite
@@ -148,7 +151,38 @@ extension MetadataIndex {
                 covered = row[0]
             }
             if !truncated { covered = latest }
-            return (places, arrived, max(covered, sequence), truncated)
+
+            var present: [(Item, ItemPath)] = []
+            var removed: [ItemPath] = []
+            var parentPaths: [Int64: ItemPath] = [folder: path]
+            // A place reached twice (a folder that arrived, then a change
+            // inside it) is reported once.
+            var reported = Set<ItemPath>()
+            for place in places {
+                let parentPath: ItemPath
+                if let known = parentPaths[place.parent] {
+                    parentPath = known
+                } else {
+                    parentPath = try Self.path(db, of: place.parent)
+                    parentPaths[place.parent] = parentPath
+                }
+                let placePath = parentPath + [place.name]
+                guard reported.insert(placePath).inserted else { continue }
+                guard let item = try Self.child(db, of: place.parent, named: place.name) else {
+                    removed.append(placePath)
+                    continue
+                }
+                present.append((item, placePath))
+                // A folder that arrived (made, copied or moved in) is new to
+                // the client with everything in it.
+                if infinite && item.isFolder && arrived.contains(place) {
+                    for (member, memberPath) in try Self.descendantsWithPaths(db, of: item.id, at: placePath)
+                    where reported.insert(memberPath).inserted {
+                        present.append((member, memberPath))
+                    }
+                }
+            }
+            return (present, removed, max(covered, sequence), truncated)
         }
     }
 

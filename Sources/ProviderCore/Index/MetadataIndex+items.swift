@@ -69,9 +69,11 @@ extension MetadataIndex {
     }
 
     func child(of parent: Int64, named name: String) async throws -> Item? {
-        try lookup { db in
-            try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?"), arguments: [parent, name]).map(Item.init(row:))
-        }
+        try lookup { db in try Self.child(db, of: parent, named: name) }
+    }
+
+    static func child(_ db: Database, of parent: Int64, named name: String) throws -> Item? {
+        try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?"), arguments: [parent, name]).map(Item.init(row:))
     }
 
     /// One page of a folder's children in name order, starting after `name`;
@@ -87,15 +89,34 @@ extension MetadataIndex {
 
     /// Every item below `id` (not including it), parents before children.
     func descendants(of id: Int64) async throws -> [Item] {
-        try await pool.read { db in
-            try Row.fetchAll(db, sql: """
-                WITH RECURSIVE sub(id, depth) AS (
-                    SELECT id, 1 FROM item WHERE parent_id = ?
-                    UNION ALL SELECT item.id, sub.depth + 1 FROM item JOIN sub ON item.parent_id = sub.id)
-                SELECT \(Item.columns.split(separator: ",").map { "item." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
-                FROM item JOIN sub ON item.id = sub.id ORDER BY sub.depth
-                """, arguments: [id]).map(Item.init(row:))
+        try await pool.read { db in try Self.descendants(db, of: id) }
+    }
+
+    static func descendants(_ db: Database, of id: Int64) throws -> [Item] {
+        try Row.fetchAll(db, sql: """
+            WITH RECURSIVE sub(id, depth) AS (
+                SELECT id, 1 FROM item WHERE parent_id = ?
+                UNION ALL SELECT item.id, sub.depth + 1 FROM item JOIN sub ON item.parent_id = sub.id)
+            SELECT \(Item.columns.split(separator: ",").map { "item." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+            FROM item JOIN sub ON item.id = sub.id ORDER BY sub.depth
+            """, arguments: [id]).map(Item.init(row:))
+    }
+
+    /// Every item below `folder` (at `path`), parents first, with its path.
+    static func descendantsWithPaths(_ db: Database, of folder: Int64, at path: ItemPath) throws -> [(Item, ItemPath)] {
+        var paths: [Int64: ItemPath] = [folder: path]
+        var result: [(Item, ItemPath)] = []
+        for item in try descendants(db, of: folder) {
+            guard let parent = item.parentID, let parentPath = paths[parent] else { continue }
+            let itemPath = parentPath + [item.name]
+            if item.isFolder { paths[item.id] = itemPath }
+            result.append((item, itemPath))
         }
+        return result
+    }
+
+    func descendantsWithPaths(of folder: Int64, at path: ItemPath) async throws -> [(Item, ItemPath)] {
+        try await pool.read { db in try Self.descendantsWithPaths(db, of: folder, at: path) }
     }
 
     /// The ids from the root down to `id`, inclusive (for lock inheritance).
@@ -331,14 +352,16 @@ extension MetadataIndex {
 extension MetadataIndex {
     /// The item path of an item (names below its domain's root).
     func path(of id: Int64) async throws -> ItemPath {
-        try lookup { db in
-            try String.fetchAll(db, sql: """
-                WITH RECURSIVE up(id, parent_id, name, depth) AS (
-                    SELECT id, parent_id, name, 0 FROM item WHERE id = ?
-                    UNION ALL SELECT item.id, item.parent_id, item.name, up.depth + 1 FROM item JOIN up ON item.id = up.parent_id)
-                SELECT name FROM up WHERE parent_id IS NOT NULL ORDER BY depth DESC
-                """, arguments: [id])
-        }
+        try lookup { db in try Self.path(db, of: id) }
+    }
+
+    static func path(_ db: Database, of id: Int64) throws -> ItemPath {
+        try String.fetchAll(db, sql: """
+            WITH RECURSIVE up(id, parent_id, name, depth) AS (
+                SELECT id, parent_id, name, 0 FROM item WHERE id = ?
+                UNION ALL SELECT item.id, item.parent_id, item.name, up.depth + 1 FROM item JOIN up ON item.id = up.parent_id)
+            SELECT name FROM up WHERE parent_id IS NOT NULL ORDER BY depth DESC
+            """, arguments: [id])
     }
 
     /// Ids of items below `id` that carry dead properties (COPY needs them).
