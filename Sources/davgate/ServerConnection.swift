@@ -8,7 +8,7 @@ import NIOHTTP1
 import NIOSSL
 
 /// How the commands that talk to a running server (status, pin, unpin,
-/// evict) reach it: the config's listen address or `--url`, trusting
+/// evict, watch) reach it: the config's listen address or `--url`, trusting
 /// davgate's own certificate, as USER with the password from standard input.
 struct ServerOptions: ParsableArguments {
     @OptionGroup var options: ConfigOption
@@ -58,6 +58,16 @@ struct ServerConnection {
     /// one of `expecting`.
     func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil,
               expecting: Set<UInt> = [200]) async throws -> Data {
+        let (status, data) = try await exchange(method, path, headers: headers, body: body)
+        guard expecting.contains(status) else {
+            throw ValidationError("\(method) \(base)\(path) answered \(status): \(String(decoding: data, as: UTF8.self))")
+        }
+        return data
+    }
+
+    /// Sends a request and returns whatever status and body came back;
+    /// throws only when the server cannot be reached.
+    func exchange(_ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil) async throws -> (status: UInt, body: Data) {
         var request = HTTPClientRequest(url: base + path)
         request.method = HTTPMethod(rawValue: method)
         request.headers.add(name: "Authorization", value: authorization)
@@ -69,10 +79,6 @@ struct ServerConnection {
         } catch {
             throw ValidationError("cannot reach davgate at \(base): \(error); is it running? (davgate serve)")
         }
-        let data = Data(buffer: try await response.body.collect(upTo: 64 << 20))
-        guard expecting.contains(response.status.code) else {
-            throw ValidationError("\(method) \(base)\(path) answered \(response.status.code): \(String(decoding: data, as: UTF8.self))")
-        }
-        return data
+        return (response.status.code, Data(buffer: try await response.body.collect(upTo: 64 << 20)))
     }
 }
