@@ -51,6 +51,9 @@ public final class Provider: Sendable {
     /// item however many readers.
     let fetches = NIOLockedValueBox(Fetches())
     let listings = SingleFlight<Int64, Bool>()
+    /// The upstream's change feed, when it has one (`Provider+upstreamFeed`).
+    let upstreamFeed = NIOLockedValueBox(UpstreamFeedProgress())
+    let feedRefreshes = SingleFlight<Int, Bool>()
     let mutations = AsyncMutex()
     /// Bumped by every namespace change; a listing fetched while it moved is
     /// not applied, so a refresh can never undo a concurrent change.
@@ -126,6 +129,8 @@ public final class Provider: Sendable {
     @discardableResult
     public func refreshIfStale(_ folder: Item) async throws -> Bool {
         if isFresh(folder) { return true }
+        // One REPORT for the whole tree, when the upstream has a feed.
+        if await refreshedThroughFeed(), let current = try await index.item(id: folder.id), isFresh(current) { return true }
         return try await listings.run(folder.id) { [self] in
             let path = try await index.path(of: folder.id)
             let before = generation.withLockedValue { $0 }

@@ -53,6 +53,19 @@ public struct KeepLocalStore: UpstreamStore {
         return listing
     }
 
+    public func feedPosition() async throws -> String? {
+        try await upstream.feedPosition()
+    }
+
+    /// The upstream's changes, without kept names: as in a listing, a kept
+    /// file is the local one, whatever the upstream holds under its name.
+    public func changes(since position: String, limit: Int) async throws -> UpstreamChanges {
+        var changes = try await upstream.changes(since: position, limit: limit)
+        changes.present.removeAll { !$0.entry.isFolder && keepsLocal($0.entry.name) }
+        changes.removed.removeAll(where: isLocal)
+        return changes
+    }
+
     public func stat(_ path: ItemPath) async throws -> UpstreamEntry? {
         isLocal(path) ? try await local.stat(path) : try await upstream.stat(path)
     }

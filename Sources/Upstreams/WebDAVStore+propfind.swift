@@ -19,6 +19,8 @@ struct PropfindAnswer: Sendable {
     var executable = false
     var quotaAvailable: Int64?
     var quotaUsed: Int64?
+    /// RFC 6578 `DAV:sync-token`: the collection's change feed position.
+    var syncToken: String?
 
     /// The properties a listing asks for; never `allprop` (section 9.1: it
     /// makes servers compute everything, dead properties included).
@@ -70,7 +72,7 @@ struct PropfindAnswer: Sendable {
         return root.elements.filter { $0.name == .dav("response") }.map(answer)
     }
 
-    private static func answer(_ response: XMLElement) -> PropfindAnswer {
+    static func answer(_ response: XMLElement) -> PropfindAnswer {
         var answer = PropfindAnswer()
         if let href = response.first(.dav("href"))?.text.trimmingCharacters(in: .whitespacesAndNewlines) {
             answer.path = try? DAVPath.parse(requestTarget: href).path
@@ -97,6 +99,8 @@ struct PropfindAnswer: Sendable {
                     answer.quotaAvailable = Int64(value)
                 case .dav("quota-used-bytes"):
                     answer.quotaUsed = Int64(value)
+                case .dav("sync-token"):
+                    answer.syncToken = value.isEmpty ? nil : value
                 default:
                     continue
                 }
@@ -145,22 +149,26 @@ extension WebDAVStore {
             }
             throw Self.error(status: status, operation: .read, credentials: credentialsSource)
         }
+        return try PropfindAnswer.answers(try await Self.multistatus(response.body, of: "PROPFIND"))
+    }
+
+    /// A 207 answer's body, fed to the push parser chunk by chunk as it
+    /// arrives, within `PropfindAnswer.limits`.
+    static func multistatus(_ body: HTTPClientResponse.Body, of method: String) async throws -> XMLElement {
         var parser = XMLPushParser(limits: PropfindAnswer.limits)
         do {
-            for try await chunk in response.body {
+            for try await chunk in body {
                 try parser.feed(chunk.readableBytesView)
             }
         } catch let error as XMLParseError {
-            throw UpstreamError.io("unreadable PROPFIND answer: \(error)")
+            throw UpstreamError.io("unreadable \(method) answer: \(error)")
         } catch {
             throw HTTPUpstream.transportError(error)
         }
-        let root: XMLElement
         do {
-            root = try parser.finish()
+            return try parser.finish()
         } catch {
-            throw UpstreamError.io("unreadable PROPFIND answer: \(error)")
+            throw UpstreamError.io("unreadable \(method) answer: \(error)")
         }
-        return try PropfindAnswer.answers(root)
     }
 }

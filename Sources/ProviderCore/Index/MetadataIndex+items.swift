@@ -255,7 +255,7 @@ extension MetadataIndex {
         try await write { db in try Self.sweep(db, folder: folder, pass: pass, version: version) }
     }
 
-    private static func apply(_ db: Database, _ entries: [UpstreamEntry], folder: Int64, domain: String, pass: Int64) throws -> [Int64] {
+    static func apply(_ db: Database, _ entries: [UpstreamEntry], folder: Int64, domain: String, pass: Int64) throws -> [Int64] {
         var stale: [Int64] = []
         let find = try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?")
         let mark = try db.cachedStatement(sql: "UPDATE item SET seen = ? WHERE id = ?")

@@ -272,6 +272,9 @@ public final class MetadataIndex: Sendable {
         migrator.registerMigration("v12: folder versions that move") { db in
             try Self.createTreeVersions(db)
         }
+        migrator.registerMigration("v13: the upstream's change feed") { db in
+            try Self.createUpstreamFeed(db)
+        }
         return migrator
     }
 }

@@ -113,6 +113,12 @@ public protocol UpstreamStore: Sendable {
     /// Copies a file, or a folder with (`recursive`) or without its members.
     func copy(_ source: ItemPath, to destination: ItemPath, recursive: Bool) async throws -> UpstreamEntry
     func quota() async throws -> UpstreamQuota?
+    /// The position of the upstream's change feed now, nil when it has
+    /// none (`UpstreamFeed.swift`; the default).
+    func feedPosition() async throws -> String?
+    /// What changed below the root since `position`, at most `limit`
+    /// changes a page. Throws `UpstreamFeedError`.
+    func changes(since position: String, limit: Int) async throws -> UpstreamChanges
 }
 
 /// A folder's entries and its own version at the time of the listing.
