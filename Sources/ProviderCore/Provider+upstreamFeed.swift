@@ -30,7 +30,9 @@ extension Provider {
     /// lists the folder as it would without a feed.
     func refreshedThroughFeed() async -> Bool {
         let progress = upstreamFeed.withLockedValue { $0 }
-        if progress.unsupported { return false }
+        // listing_ttl = 0 asks for a listing on every look: nothing the feed
+        // says could make one fresh.
+        if progress.unsupported || listingTTL <= 0 { return false }
         if let at = progress.refreshedAt, ContinuousClock.now - at < .milliseconds(Int64(listingTTL * 1000)) { return true }
         return (try? await feedRefreshes.run(0) { [self] in await refreshThroughFeed() }) ?? false
     }

@@ -58,7 +58,7 @@ extension MetadataIndex {
             var folders: [ItemPath: Int64] = [:]
             func folder(_ path: ItemPath) throws -> Int64? {
                 if let known = folders[path] { return known }
-                var id: Int64
+                let id: Int64
                 if path.isEmpty {
                     guard let root = try Int64.fetchOne(db, sql: "SELECT id FROM item WHERE domain = ? AND parent_id IS NULL", arguments: [domain])
                     else { return nil }
