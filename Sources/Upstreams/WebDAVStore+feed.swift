@@ -18,10 +18,17 @@ extension WebDAVStore {
     }
 
     public func changes(since position: String, limit: Int) async throws -> UpstreamChanges {
+        try await changes(since: position, limit: limit, infinite: true)
+    }
+
+    /// What changed below the base collection since `position` ("" for
+    /// every member), everywhere below (`infinite`) or among its members;
+    /// `davgate watch` reads a server's feed through this too.
+    public func changes(since position: String, limit: Int, infinite: Bool) async throws -> UpstreamChanges {
         var request = try self.request("REPORT", [], collection: true)
         request.headers.add(name: "Depth", value: "0")
         request.headers.add(name: "Content-Type", value: "application/xml; charset=utf-8")
-        request.body = .bytes(ByteBuffer(string: Self.syncCollectionBody(since: position, limit: limit)))
+        request.body = .bytes(ByteBuffer(string: Self.syncCollectionBody(since: position, limit: limit, infinite: infinite)))
         let response = try await execute(request, deadline: headDeadline)
         let status = Int(response.status.code)
         guard status == 207 else {
@@ -58,9 +65,9 @@ extension WebDAVStore {
         return changes
     }
 
-    static func syncCollectionBody(since position: String, limit: Int) -> String {
+    static func syncCollectionBody(since position: String, limit: Int, infinite: Bool) -> String {
         "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:sync-collection xmlns:D=\"DAV:\">"
-            + "<D:sync-token>\(XMLEscaping.text(position))</D:sync-token><D:sync-level>infinite</D:sync-level>"
+            + "<D:sync-token>\(XMLEscaping.text(position))</D:sync-token><D:sync-level>\(infinite ? "infinite" : "1")</D:sync-level>"
             + "<D:limit><D:nresults>\(limit)</D:nresults></D:limit>"
             + "<D:prop>" + PropfindAnswer.entryProperties.map(PropertyXML.empty).joined() + "</D:prop></D:sync-collection>"
     }

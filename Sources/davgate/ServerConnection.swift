@@ -6,6 +6,7 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOSSL
+import Upstreams
 
 /// How the commands that talk to a running server (status, pin, unpin,
 /// evict, watch) reach it: the config's listen address or `--url`, trusting
@@ -20,8 +21,11 @@ struct ServerOptions: ParsableArguments {
 /// One connection's worth of requests to a running davgate.
 struct ServerConnection {
     let base: String
-    let authorization: String
+    let user: String
+    let password: String
     let client: HTTPClient
+
+    var authorization: String { "Basic " + Data("\(user):\(password)".utf8).base64EncodedString() }
 
     /// Connects, runs `body`, and shuts the client down whatever happens.
     static func with<T>(_ options: ServerOptions, _ body: (ServerConnection) async throws -> T) async throws -> T {
@@ -36,7 +40,7 @@ struct ServerConnection {
         }
         let connection = ServerConnection(
             base: (options.url ?? defaultURL(config.server)).trimmingCharacters(in: CharacterSet(charactersIn: "/")),
-            authorization: "Basic " + Data("\(options.user):\(password)".utf8).base64EncodedString(),
+            user: options.user, password: password,
             client: HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls)))
         let outcome: Result<T, any Error>
         do {
@@ -46,6 +50,15 @@ struct ServerConnection {
         }
         try await connection.client.shutdown()
         return try outcome.get()
+    }
+
+    /// The server's collection at `href` (percent-encoded) as the WebDAV
+    /// store davgate reads its upstreams with, on this connection's client
+    /// (which trusts davgate's certificate): `davgate watch` follows a
+    /// feed through the same code as a davgate in front of davgate.
+    func store(at href: String) throws -> WebDAVStore {
+        guard let url = URL(string: base + href) else { throw ValidationError("not a URL: \(base + href)") }
+        return try WebDAVStore(baseURL: url, credentials: (user, password), extraTrustRoot: nil, httpClient: client)
     }
 
     private static func defaultURL(_ server: ServerSettings) -> String {
@@ -58,16 +71,6 @@ struct ServerConnection {
     /// one of `expecting`.
     func send(_ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil,
               expecting: Set<UInt> = [200]) async throws -> Data {
-        let (status, data) = try await exchange(method, path, headers: headers, body: body)
-        guard expecting.contains(status) else {
-            throw ValidationError("\(method) \(base)\(path) answered \(status): \(String(decoding: data, as: UTF8.self))")
-        }
-        return data
-    }
-
-    /// Sends a request and returns whatever status and body came back;
-    /// throws only when the server cannot be reached.
-    func exchange(_ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil) async throws -> (status: UInt, body: Data) {
         var request = HTTPClientRequest(url: base + path)
         request.method = HTTPMethod(rawValue: method)
         request.headers.add(name: "Authorization", value: authorization)
@@ -79,6 +82,10 @@ struct ServerConnection {
         } catch {
             throw ValidationError("cannot reach davgate at \(base): \(error); is it running? (davgate serve)")
         }
-        return (response.status.code, Data(buffer: try await response.body.collect(upTo: 64 << 20)))
+        let data = Data(buffer: try await response.body.collect(upTo: 64 << 20))
+        guard expecting.contains(response.status.code) else {
+            throw ValidationError("\(method) \(base)\(path) answered \(response.status.code): \(String(decoding: data, as: UTF8.self))")
+        }
+        return data
     }
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
-import DAVXML
+import DAVProtocol
 import Foundation
+import ProviderCore
+import Upstreams
 
 /// `davgate watch PATH`: inotifywait for a WebDAV tree. Follows the change
 /// feed of a folder (RFC 6578 sync-collection, which davgate answers from
@@ -42,17 +44,22 @@ struct WatchCommand: AsyncParsableCommand {
         let target = try ServerPath(path.hasSuffix("/") ? path : path + "/")
         let saved = try tokenFile.flatMap(Self.readToken)
         try await ServerConnection.with(server) { connection in
+            let store = try connection.store(at: target.href)
+            let folder = try DAVPath.parse(requestTarget: target.href).path
             var token = ""
             if let saved {
                 token = saved
             } else if !once {
-                token = try await currentToken(of: target.href, on: connection)
+                guard let now = try await ask(store, { try await store.feedPosition() }) else {
+                    throw ValidationError("\(path) has no DAV:sync-token: is it a folder on a davgate server?")
+                }
+                token = now
             }
             while true {
-                let (status, body) = try await connection.exchange(
-                    "REPORT", target.href, headers: [("Content-Type", "application/xml"), ("Depth", "0")],
-                    body: SyncFeedPage.request(since: token, infinite: !oneLevel, limit: Self.pageSize))
-                if status == 403, String(decoding: body, as: UTF8.self).contains("valid-sync-token"), !token.isEmpty {
+                let page: UpstreamChanges
+                do {
+                    page = try await ask(store) { try await store.changes(since: token, limit: Self.pageSize, infinite: !oneLevel) }
+                } catch UpstreamFeedError.positionRefused where !token.isEmpty {
                     FileHandle.standardError.write(Data("""
                         davgate watch: the server no longer remembers position \(token) (compacted, or another \
                         server's); starting over: every member below \(path) is printed as changed.\n
@@ -60,47 +67,50 @@ struct WatchCommand: AsyncParsableCommand {
                     token = ""
                     continue
                 }
-                guard status == 207 else {
-                    throw ValidationError("REPORT \(connection.base)\(target.href) answered \(status): \(String(decoding: body, as: UTF8.self))")
-                }
-                let page = try SyncFeedPage(multistatus: body, requestHref: target.href)
-                print(page.changes)
-                token = page.token
+                print(page, below: folder)
+                token = page.position
                 if let tokenFile { try Self.save(token, to: tokenFile) }
-                if page.truncated { continue }
+                if page.more { continue }
                 if once { return }
                 try await Task.sleep(for: .milliseconds(Int(interval * 1000)))
             }
         }
     }
 
-    /// The collection's `DAV:sync-token`: the feed's position now.
-    private func currentToken(of href: String, on connection: ServerConnection) async throws -> String {
-        let ask = "<D:propfind xmlns:D=\"DAV:\"><D:prop><D:sync-token/></D:prop></D:propfind>"
-        let body = try await connection.send("PROPFIND", href, headers: [("Depth", "0")], body: ask, expecting: [207])
-        let root = try XMLDocumentParser.parse(Array(body))
-        guard let token = root.first(.dav("response"))?.elements.first(where: { $0.name == .dav("propstat") })?
-            .first(.dav("prop"))?.first(.dav("sync-token"))?.text, !token.isEmpty
-        else { throw ValidationError("\(path) has no DAV:sync-token: is it a folder on a davgate server?") }
-        return token
+    /// Runs one request to the server, saying in the error what failed.
+    private func ask<T>(_ store: WebDAVStore, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch UpstreamFeedError.unsupported {
+            throw ValidationError("\(store.baseURL.absoluteString) offers no change feed: is it a folder on a davgate server?")
+        } catch let error as UpstreamError {
+            throw ValidationError("\(store.baseURL.absoluteString): \(error)")
+        }
     }
 
-    /// Writes a batch with one write, so that a reader of a pipe never sees half a line.
-    private func print(_ changes: [SyncFeedPage.Change]) {
-        guard !changes.isEmpty else { return }
+    /// Writes a batch with one write, so that a reader of a pipe never sees
+    /// half a line. `folder`: the watched folder's path on the server.
+    private func print(_ page: UpstreamChanges, below folder: DAVPath) {
         var out = ""
-        for change in changes {
-            if json {
-                var object: [String: Any] = ["change": change.kind.rawValue, "path": change.path, "href": change.href, "folder": change.isFolder]
-                if let etag = change.etag { object["etag"] = etag }
-                if let size = change.size { object["size"] = size }
-                let line = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-                out += String(decoding: line, as: UTF8.self) + "\n"
-            } else {
-                out += "\(change.kind.rawValue) \(change.path)\n"
+        func line(_ change: String, _ relative: ItemPath, entry: UpstreamEntry?) {
+            let isFolder = entry?.isFolder ?? false
+            let href = DAVPath(segments: folder.segments + relative).href(collection: isFolder)
+            let path = "/" + (folder.segments + relative).joined(separator: "/") + (isFolder ? "/" : "")
+            guard json else {
+                out += "\(change) \(path)\n"
+                return
             }
+            var object: [String: Any] = ["change": change, "path": path, "href": href, "folder": isFolder]
+            if let entry {
+                object["etag"] = entry.version
+                if !entry.isFolder { object["size"] = entry.size }
+            }
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+            out += String(decoding: data, as: UTF8.self) + "\n"
         }
-        FileHandle.standardOutput.write(Data(out.utf8))
+        for (relative, entry) in page.present { line("changed", relative, entry: entry) }
+        for relative in page.removed { line("removed", relative, entry: nil) }
+        if !out.isEmpty { FileHandle.standardOutput.write(Data(out.utf8)) }
     }
 
     private static func readToken(_ file: String) throws -> String? {
