@@ -36,19 +36,10 @@ chown -R www-data:www-data "$APACHE_STORE"
 # ------------------------------------ davgate, the password in its vault
 say "Starting davgate: domain lazy, upstream $UPSTREAM_URL, Apache's password in a davgate vault"
 D="$WORK/davgate"
-mkdir -p "$D/conf"
 davgate_vault_for_apache "$D" lazy
 # log_level info: davgate logs each fetch over 1 MiB with its rate.
-cat > "$D/conf/davgate.toml" <<EOF
-[server]
-listen = "127.0.0.1:0"
-tls = true
-state = "../var"
-certificate = "../certs/davgate.pem"
-private_key = "../certs/davgate-key.pem"
-log_level = "info"
-vault = "../vault/vault.dgv"
-
+davgate_config "$D" 'log_level = "info"' 'vault = "../vault/vault.dgv"'
+cat >> "$D/conf/davgate.toml" <<EOF
 [[domain]]
 name = "lazy"
 upstream = "$UPSTREAM_URL"

@@ -73,19 +73,10 @@ note "pid $S3_PID, http://127.0.0.1:$S3_PORT/$BUCKET/: $keys objects, listed onc
 # ------------------------------------------- davgate, the secret in its vault
 say "Starting davgate: domain s3, upstream s3://$BUCKET/ at http://127.0.0.1:$S3_PORT, upload_delay 0.2"
 D="$WORK/davgate"
-mkdir -p "$D/conf"
 davgate_vault "$D" s3 "$S3_KEY_ID" s3 "$S3_SECRET"
 # log_level info: davgate logs each fetch over 1 MiB with its rate.
-cat > "$D/conf/davgate.toml" <<EOF
-[server]
-listen = "127.0.0.1:0"
-tls = true
-state = "../var"
-certificate = "../certs/davgate.pem"
-private_key = "../certs/davgate-key.pem"
-log_level = "info"
-vault = "../vault/vault.dgv"
-
+davgate_config "$D" 'log_level = "info"' 'vault = "../vault/vault.dgv"'
+cat >> "$D/conf/davgate.toml" <<EOF
 [[domain]]
 name = "s3"
 upstream = "s3://$BUCKET/"

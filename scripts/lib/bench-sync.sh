@@ -22,17 +22,10 @@ say "Starting Apache (mpm_event, mod_dav_fs) and davgate (file: upstream), the s
 start_apache /dav
 register_server apache "https://127.0.0.1:$APACHE_PORT/dav" "admin:$APACHE_PASSWORD" "$APACHE_CA" "$APACHE_STORE" "$(cat "$APACHE_PIDFILE")"
 D="$WORK/davgate"
-mkdir -p "$D/conf" "$D/var/upstream"
+mkdir -p "$D/var/upstream"
 # access_log: the front davgate's requests to it are counted and sized from it.
-cat > "$D/conf/davgate.toml" <<EOF
-[server]
-listen = "127.0.0.1:0"
-tls = true
-state = "../var"
-certificate = "../certs/davgate.pem"
-private_key = "../certs/davgate-key.pem"
-access_log = true
-
+davgate_config "$D" 'access_log = true'
+cat >> "$D/conf/davgate.toml" <<EOF
 [[domain]]
 name = "files"
 upstream = "file:../var/upstream"
@@ -47,17 +40,9 @@ note "Apache pid $(server_pid apache), $(url apache)/; davgate pid $DAVGATE_PID,
 
 say "Starting a second davgate in front of the first (its password in a vault, listing_ttl $FRONT_TTL)"
 F="$WORK/front"
-mkdir -p "$F/conf"
 davgate_vault "$F" davgate admin chained "$DAVGATE_PASSWORD"
-cat > "$F/conf/davgate.toml" <<EOF
-[server]
-listen = "127.0.0.1:0"
-tls = true
-state = "../var"
-certificate = "../certs/davgate.pem"
-private_key = "../certs/davgate-key.pem"
-vault = "../vault/vault.dgv"
-
+davgate_config "$F" 'vault = "../vault/vault.dgv"'
+cat >> "$F/conf/davgate.toml" <<EOF
 [[domain]]
 name = "chained"
 upstream = "$(url davgate)/"

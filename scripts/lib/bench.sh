@@ -127,8 +127,18 @@ build_davgate() {
 }
 
 # ---------------------------------------------------------------- davgate
+# davgate_config DIR [SERVER-LINE...]: starts DIR/conf/davgate.toml with the
+# [server] table every mode uses (port 0, TLS, state and certificates under
+# DIR) and the SERVER-LINEs given; the caller appends its [[domain]] tables.
+davgate_config() {
+    local dir=$1; shift
+    mkdir -p "$dir/conf"
+    { printf '%s\n' '[server]' 'listen = "127.0.0.1:0"' 'tls = true' 'state = "../var"' \
+        'certificate = "../certs/davgate.pem"' 'private_key = "../certs/davgate-key.pem"' "$@"; echo; } > "$dir/conf/davgate.toml"
+}
+
 # start_davgate DIR [SERVE-ARGUMENTS...]: runs davgate with DIR/conf/davgate.toml
-# (written by the caller; listen port 0, state, certificates under DIR) and
+# (written by davgate_config and the caller) and
 # waits until it listens. Sets DAVGATE_PID, DAVGATE_PORT, DAVGATE_PASSWORD
 # (of the admin user made on first start) and DAVGATE_CA.
 start_davgate() {
