@@ -42,9 +42,14 @@ extension AbsoluteURL {
 extension StringProtocol {
     /// The value without surrounding spaces and tabs (HTTP optional whitespace).
     func trimmingSpaces() -> Substring {
+        trimming { $0 == " " || $0 == "\t" }
+    }
+
+    /// The value without the characters `isSpace` accepts at either end.
+    func trimming(_ isSpace: (Character) -> Bool) -> Substring {
         let s = Substring(self)
-        guard let start = s.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
-        let end = s.lastIndex(where: { $0 != " " && $0 != "\t" })!
+        guard let start = s.firstIndex(where: { !isSpace($0) }) else { return "" }
+        let end = s.lastIndex(where: { !isSpace($0) })!
         return s[start...end]
     }
 }

@@ -52,7 +52,6 @@ public struct SyncCollectionRequest: Sendable, Equatable {
 extension XMLElement {
     /// The text content without the XML whitespace (space, tab, CR, LF) around it.
     var trimmedText: String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
-        return String(text.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+        String(text.trimming { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" })
     }
 }
