@@ -174,6 +174,7 @@ final class XMLTreeBuilder {
         if stack.count >= limits.maxDepth { return fail(.tooDeep) }
         nodeCount += 1 + attributeCount
         if nodeCount > limits.maxNodes { return fail(.tooManyNodes) }
+        if !sawElement, let foreign = iconvEncoding() { return fail(.unsupportedEncoding(foreign)) }
         flushText()
         sawElement = true
         let name = XMLName(Self.namespace(uri), Self.string(localname))
@@ -192,6 +193,21 @@ final class XMLTreeBuilder {
         }
         stack.append(OpenElement(name: name, attributes: resolved))
     }
+
+    /// The encoding libxml2 converts the body from, when that conversion goes
+    /// through iconv rather than one of its own decoders. Asked at the root
+    /// element: the XML declaration has been read by then, and no content has
+    /// reached the tree yet.
+    private func iconvEncoding() -> String? {
+        guard let encoder = context?.pointee.input?.pointee.buf?.pointee.encoder,
+              let name = encoder.pointee.name else { return nil }
+        let spelled = String(cString: name)
+        return Self.nativeEncodings.contains(spelled.uppercased()) ? nil : spelled
+    }
+
+    /// The names of libxml2's built-in decoders, which keep a character split
+    /// across chunks whole.
+    private static let nativeEncodings: Set<String> = ["UTF-8", "UTF-16", "UTF-16LE", "UTF-16BE", "ISO-8859-1", "ASCII", "US-ASCII"]
 
     private func endElement() {
         guard error == nil, !stack.isEmpty else { return }

@@ -142,11 +142,13 @@ import Testing
         #expect(try parseInChunks(latin1, size: 1).get() == root)
     }
 
-    @Test func multibyteDeclaredEncodingSplitAcrossChunks() throws {
-        // "日本" in Shift_JIS, converted by iconv; every split must decode.
+    @Test func iconvEncodingIsRefusedAtTheRootElement() {
+        // "日本" in Shift_JIS is decoded by iconv, whose chunk-by-chunk use in
+        // libxml2 2.9 is not dependable (XMLParseError.unsupportedEncoding).
         let body = Array("<?xml version=\"1.0\" encoding=\"Shift_JIS\"?><a>".utf8) + [0x93, 0xFA, 0x96, 0x7B] + Array("</a>".utf8)
+        #expect(parseResult(body).failure == .unsupportedEncoding("Shift_JIS"))
         for size in [1, 2, 3, 5, 1000] {
-            #expect(try parseInChunks(body, size: size).get() == element("", "a", [], .text("\u{65E5}\u{672C}")))
+            #expect(parseInChunks(body, size: size).failure == .unsupportedEncoding("Shift_JIS"))
         }
     }
 

@@ -41,4 +41,8 @@ extension XMLParseError {
     var isMalformed: Bool {
         if case .malformed = self { true } else { false }
     }
+
+    var isUnsupportedEncoding: Bool {
+        if case .unsupportedEncoding = self { true } else { false }
+    }
 }

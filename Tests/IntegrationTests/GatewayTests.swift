@@ -169,6 +169,13 @@ struct GatewayTests {
             let onto = try await client.send("MOVE", "/files/dir", headers: [("Destination", "\(client.base)/files/dir")])
             #expect(onto.status == 403)
             #expect(try await client.send("MKCOL", "/files/withbody", body: "<x/>").status == 415)
+            // A body in an encoding only iconv decodes: 415 with the reason, and no property set.
+            let shiftJIS = "<?xml version=\"1.0\" encoding=\"Shift_JIS\"?><D:propertyupdate xmlns:D=\"DAV:\"><D:set><D:prop><Z:note xmlns:Z=\"urn:z\">x</Z:note></D:prop></D:set></D:propertyupdate>"
+            let refused = try await client.send("PROPPATCH", "/files/dir", body: shiftJIS)
+            #expect(refused.status == 415)
+            #expect(refused.text.contains("Shift_JIS"))
+            let note = "<D:propfind xmlns:D=\"DAV:\"><D:prop><Z:note xmlns:Z=\"urn:z\"/></D:prop></D:propfind>"
+            #expect(try await client.send("PROPFIND", "/files/dir", headers: [("Depth", "0")], body: note).text.contains("404 Not Found"))
             #expect(try await client.send("MKCOL", "/files/dir").status == 405)
             #expect(try await client.send("MKCOL", "/files/a/b").status == 409)
             // Nothing of the refused requests reached the upstream.

@@ -28,6 +28,7 @@ extension DAVExchange {
             switch error {
             case .tooLarge: throw DAVError(.contentTooLarge, "XML body is over the limit of \(cap) bytes")
             case .empty: return nil
+            case .unsupportedEncoding: throw DAVError(.unsupportedMediaType, "\(error)")
             default: throw DAVError.badRequest("request body is not acceptable XML: \(error)")
             }
         }
