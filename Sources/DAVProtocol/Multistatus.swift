@@ -8,11 +8,14 @@ public struct PropStat: Sendable, Equatable {
     /// An optional precondition or postcondition code (section 16), rendered in
     /// `<D:error>`.
     public var error: XMLName?
+    /// Why, for a person reading it, in `<D:responsedescription>` (14.22).
+    public var description: String?
 
-    public init(status: Int, properties: [String], error: XMLName? = nil) {
+    public init(status: Int, properties: [String], error: XMLName? = nil, description: String? = nil) {
         self.status = status
         self.properties = properties
         self.error = error
+        self.description = description
     }
 }
 
@@ -37,6 +40,7 @@ public enum Multistatus {
             for property in propstat.properties { out += property }
             out += "</D:prop><D:status>\(StatusLine.line(propstat.status))</D:status>"
             if let error = propstat.error { out += errorElement(error) }
+            if let description = propstat.description { out += responseDescription(description) }
             out += "</D:propstat>"
         }
         out += "</D:response>"
@@ -51,11 +55,13 @@ public enum Multistatus {
     public static func response(href: String, status: Int, error: XMLName? = nil, description: String? = nil) -> String {
         var out = "<D:response><D:href>\(XMLEscaping.text(href))</D:href><D:status>\(StatusLine.line(status))</D:status>"
         if let error { out += errorElement(error) }
-        if let description {
-            out += "<D:responsedescription>\(XMLEscaping.text(description))</D:responsedescription>"
-        }
+        if let description { out += responseDescription(description) }
         out += "</D:response>"
         return out
+    }
+
+    static func responseDescription(_ text: String) -> String {
+        "<D:responsedescription>\(XMLEscaping.text(text))</D:responsedescription>"
     }
 
     /// `<D:error><condition/></D:error>` (section 14.5).

@@ -51,7 +51,7 @@ public struct SyncCollectionRequest: Sendable, Equatable {
 
 extension XMLElement {
     /// The text content without the XML whitespace (space, tab, CR, LF) around it.
-    var trimmedText: String {
+    public var trimmedText: String {
         String(text.trimming { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" })
     }
 }

@@ -74,6 +74,7 @@ extension DomainSettings {
         }
         compare("upstream", \.upstream.identity, live: false)
         compare("listing_ttl", \.listingTTL, live: true)
+        compare("refresh_interval", \.refreshInterval, live: true)
         compare("revalidate", \.revalidate, live: false)
         compare("folder_etags", \.folderETags, live: false)
         compare("keep_local", \.keepLocal, live: false)

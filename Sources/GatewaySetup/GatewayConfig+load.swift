@@ -212,7 +212,7 @@ private struct ConfigReader {
     }
 
     private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
-        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "upload_parallelism", "mirror_locks", "credentials", "access_group", "upstream_ca", "users", "upstream_file_mode", "upstream_folder_mode"] + S3Location.keys)
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "refresh_interval", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "upload_parallelism", "mirror_locks", "credentials", "access_group", "upstream_ca", "users", "upstream_file_mode", "upstream_folder_mode"] + S3Location.keys)
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
             throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
@@ -227,6 +227,7 @@ private struct ConfigReader {
             throw table.error(key, "applies to an S3 upstream (s3://BUCKET/PREFIX/) only")
         }
         let ttl = try table.duration("listing_ttl") ?? server.listingTTL
+        let refreshInterval = try table.duration("refresh_interval") ?? 300
         var revalidate = Revalidation.listing
         if let text = try table.string("revalidate") {
             guard let value = Revalidation(rawValue: text) else {
@@ -298,7 +299,8 @@ private struct ConfigReader {
         return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, folderETags: folderETags, keepLocal: keepLocal, cacheBudget: budget,
                               writeMode: writeMode, uploads: uploads, mirrorLocks: mirrorLocks, credentials: credentials,
                               accessGroup: group, upstreamCA: upstreamCA, users: users,
-                              upstreamFileMode: fileMode, upstreamFolderMode: folderMode, upstreamLine: table.table.line(of: "upstream"))
+                              upstreamFileMode: fileMode, upstreamFolderMode: folderMode, upstreamLine: table.table.line(of: "upstream"),
+                              refreshInterval: refreshInterval)
     }
 
     /// The S3 keys of a domain whose upstream is `s3://...`.

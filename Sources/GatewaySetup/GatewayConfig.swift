@@ -101,6 +101,10 @@ public struct DomainSettings: Sendable {
     public var upstream: UpstreamLocation
     /// `listing_ttl`, defaulting to the server's.
     public var listingTTL: Double
+    /// `refresh_interval` in seconds, default 300 (0: never): how often
+    /// folders whose content policy is `eager` are refreshed in the
+    /// background, and what is new or changed below them downloaded.
+    public var refreshInterval: Double
     /// `revalidate = "listing"` (default) or `"always"`: whether a cached
     /// file is compared with the upstream before every read, or trusted
     /// until its folder's listing is refreshed.
@@ -151,10 +155,11 @@ public struct DomainSettings: Sendable {
                 writeMode: WriteMode = .back, uploads: UploadPolicy = UploadPolicy(), mirrorLocks: Bool = false,
                 credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
                 users: [String: DomainAccess]? = nil, upstreamFileMode: UInt32 = 0o644, upstreamFolderMode: UInt32 = 0o755,
-                upstreamLine: Int? = nil) {
+                upstreamLine: Int? = nil, refreshInterval: Double = 300) {
         self.name = name
         self.upstream = upstream
         self.listingTTL = listingTTL
+        self.refreshInterval = refreshInterval
         self.revalidate = revalidate
         self.folderETags = folderETags
         self.keepLocal = keepLocal

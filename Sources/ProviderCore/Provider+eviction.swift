@@ -63,8 +63,8 @@ extension Provider {
     }
 
     /// Brings the cache under its budget, evicting the least recently read
-    /// clean content back to placeholders; never what is pinned (or under a
-    /// pinned folder), locked, or being read. One pass at a time; a caller
+    /// clean content back to placeholders; never what is eager (or under an
+    /// eager folder), locked, or being read. One pass at a time; a caller
     /// waits for the pass before its own.
     public func enforceBudget() async {
         guard budget.isLimited else { return }
@@ -85,7 +85,7 @@ extension Provider {
         if let minFree = budget.minFreeBytes, let free = cache.freeBytes() { need = Swift.max(need, minFree - free) }
         guard need > 0 else { return }
 
-        let kept = try await index.keptItems(domain: domain, pinnedBy: Self.namespace, "pinned")
+        let kept = try await index.keptItems(domain: domain)
         let cached = try await index.cachedVersions(of: files.map(\.id))
         let lastRead = reads.withLockedValue { $0.lastRead }
         let order = files.sorted { (lastRead[$0.id] ?? $0.modified) < (lastRead[$1.id] ?? $1.modified) }
@@ -126,18 +126,18 @@ extension Provider {
     public struct EvictionReport: Sendable, Codable, Equatable {
         public var evictedFiles: Int
         public var evictedBytes: Int64
-        /// Local files left alone: pinned, locked or being read.
+        /// Local files left alone: eager, locked or being read.
         public var keptFiles: Int
     }
 
     /// Evicts the content of a file, or of every file below a folder, back
-    /// to placeholders now (`davgate evict`), leaving what is pinned,
+    /// to placeholders now (`davgate evict`), leaving what is eager,
     /// locked or being read.
     public func evict(at path: ItemPath) async throws -> EvictionReport {
         guard let item = try await item(at: path) else { throw ProviderError.notFound }
         let files = item.isFolder ? try await index.descendants(of: item.id).filter { !$0.isFolder } : [item]
         let local = files.filter(\.isMaterialized)
-        let kept = try await index.keptItems(domain: domain, pinnedBy: Self.namespace, "pinned")
+        let kept = try await index.keptItems(domain: domain)
         var report = EvictionReport(evictedFiles: 0, evictedBytes: 0, keptFiles: 0)
         try await evictions.withLock {
             for file in local {

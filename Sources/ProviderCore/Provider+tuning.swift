@@ -11,11 +11,14 @@ public struct ProviderTuning: Sendable, Equatable {
     /// How much the cache may hold.
     public var budget: CacheBudget
     public var uploads: UploadPolicy
+    /// How often eager folders are refreshed in the background (0: never).
+    public var refreshInterval: TimeInterval
 
-    public init(listingTTL: TimeInterval, budget: CacheBudget, uploads: UploadPolicy) {
+    public init(listingTTL: TimeInterval, budget: CacheBudget, uploads: UploadPolicy, refreshInterval: TimeInterval = 300) {
         self.listingTTL = listingTTL
         self.budget = budget
         self.uploads = uploads
+        self.refreshInterval = refreshInterval
     }
 }
 
@@ -23,6 +26,7 @@ extension Provider {
     public var listingTTL: TimeInterval { tuning.withLockedValue { $0.listingTTL } }
     public var budget: CacheBudget { tuning.withLockedValue { $0.budget } }
     public var uploads: UploadPolicy { tuning.withLockedValue { $0.uploads } }
+    public var refreshInterval: TimeInterval { tuning.withLockedValue { $0.refreshInterval } }
 
     /// Takes new settings from the next request, refresh or upload on:
     /// a shorter TTL makes listings stale at once, a smaller budget evicts
@@ -36,6 +40,7 @@ extension Provider {
         }
         var changed: [String] = []
         if old.listingTTL != new.listingTTL { changed.append("listing_ttl") }
+        if old.refreshInterval != new.refreshInterval { changed.append("refresh_interval") }
         if old.budget.maxBytes != new.budget.maxBytes { changed.append("cache_budget") }
         if old.budget.minFreeBytes != new.budget.minFreeBytes { changed.append("min_free_disk") }
         if old.uploads.quietDelay != new.uploads.quietDelay { changed.append("upload_delay") }

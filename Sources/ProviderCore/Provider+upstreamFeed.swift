@@ -48,8 +48,10 @@ extension Provider {
                 let page = try await upstream { try await store.changes(since: position, limit: Self.feedPageSize) }
                 let applied = try await listingApplication.withLock { () -> Bool in
                     guard before == generation.withLockedValue({ $0 }) else { return false }
-                    cache.remove(try await index.applyUpstreamChanges(domain: domain, present: page.present, removed: page.removed,
-                                                                     position: page.position, last: !page.more))
+                    let effects = try await index.applyUpstreamChanges(domain: domain, present: page.present, removed: page.removed,
+                                                                       position: page.position, last: !page.more)
+                    cache.remove(effects.stale)
+                    followContentPolicies(changed: effects.changedLocal, in: nil)
                     return true
                 }
                 guard applied else { return false }

@@ -70,12 +70,13 @@ public final class Provider: Sendable {
     public init(domain: String, store: any UpstreamStore, index: MetadataIndex, cacheFolder: URL, listingTTL: TimeInterval,
                 revalidation: Revalidation = .listing, trustFolderVersions: Bool = false,
                 budget: CacheBudget = CacheBudget(), writeMode: WriteMode = .through, uploads: UploadPolicy = UploadPolicy(),
-                lockMirror: (any LockMirror)? = nil, logger: Logger) throws {
+                lockMirror: (any LockMirror)? = nil, refreshInterval: TimeInterval = 300, logger: Logger) throws {
         self.domain = domain
         self.store = store
         self.index = index
         self.cache = try ContentCache(folder: cacheFolder)
-        self.tuning = NIOLockedValueBox(ProviderTuning(listingTTL: listingTTL, budget: budget, uploads: uploads))
+        self.tuning = NIOLockedValueBox(ProviderTuning(listingTTL: listingTTL, budget: budget, uploads: uploads,
+                                                            refreshInterval: refreshInterval))
         self.revalidation = revalidation
         self.trustFolderVersions = trustFolderVersions
         self.writeMode = writeMode
@@ -113,9 +114,11 @@ public final class Provider: Sendable {
         return current
     }
 
-    func isFresh(_ folder: Item) -> Bool {
+    /// Whether a folder's listing is younger than `maxAge` (the listing TTL
+    /// unless said otherwise).
+    func isFresh(_ folder: Item, maxAge: TimeInterval? = nil) -> Bool {
         guard let listed = folder.listedAt else { return false }
-        return Date().timeIntervalSince(listed) < listingTTL
+        return Date().timeIntervalSince(listed) < (maxAge ?? listingTTL)
     }
 
     /// One page of a folder's children, in name order.
@@ -123,18 +126,22 @@ public final class Provider: Sendable {
         try await index.children(of: folder.id, after: name, limit: limit)
     }
 
-    /// Brings a folder's listing up to date when it is older than the TTL.
-    /// Returns false when the folder no longer exists upstream. When the
-    /// upstream cannot be reached the last known listing keeps being served.
+    /// Brings a folder's listing up to date when it is older than the TTL
+    /// (or `maxAge`, for the background refresh of eager folders). Returns
+    /// false when the folder no longer exists upstream. When the upstream
+    /// cannot be reached the last known listing keeps being served. Files
+    /// the refresh finds changed or new are then downloaded in the
+    /// background as their content policy asks.
     @discardableResult
-    public func refreshIfStale(_ folder: Item) async throws -> Bool {
-        if isFresh(folder) { return true }
+    public func refreshIfStale(_ folder: Item, maxAge: TimeInterval? = nil) async throws -> Bool {
+        if isFresh(folder, maxAge: maxAge) { return true }
         // One REPORT for the whole tree, when the upstream has a feed.
-        if await refreshedThroughFeed(), let current = try await index.item(id: folder.id), isFresh(current) { return true }
+        if await refreshedThroughFeed(), let current = try await index.item(id: folder.id), isFresh(current, maxAge: maxAge) { return true }
         return try await listings.run(folder.id) { [self] in
             let path = try await index.path(of: folder.id)
             let before = generation.withLockedValue { $0 }
             let pass = Int64.random(in: 1...Int64.max)
+            let changedLocal = NIOLockedValueBox<[Int64]>([])
             let version: String?
             do {
                 if try await unchangedSinceListed(folder, at: path) {
@@ -143,7 +150,8 @@ public final class Provider: Sendable {
                 }
                 version = try await upstream {
                     try await store.listPages(path) { entries in
-                        try await applyPage(entries, of: folder, pass: pass, since: before)
+                        let changed = try await applyPage(entries, of: folder, pass: pass, since: before)
+                        changedLocal.withLockedValue { $0 += changed }
                     }
                 }
             } catch ProviderError.upstream(.notFound) where !folder.isRoot {
@@ -166,16 +174,20 @@ public final class Provider: Sendable {
                 cache.remove(try await index.finishListing(folder: folder.id, pass: pass,
                                                            version: trustFolderVersions ? version : nil))
             }
+            followContentPolicies(changed: changedLocal.withLockedValue { $0 }, in: folder)
             return true
         }
     }
 
     /// Applies one page of a refresh, unless the namespace changed here
-    /// since the refresh began: its pages may predate that change.
-    private func applyPage(_ entries: [UpstreamEntry], of folder: Item, pass: Int64, since before: UInt64) async throws {
+    /// since the refresh began: its pages may predate that change. Returns
+    /// the files that were local and changed.
+    private func applyPage(_ entries: [UpstreamEntry], of folder: Item, pass: Int64, since before: UInt64) async throws -> [Int64] {
         try await listingApplication.withLock {
             guard before == generation.withLockedValue({ $0 }) else { throw NamespaceChangedWhileListing() }
-            cache.remove(try await index.applyListingPage(folder: folder.id, domain: domain, entries: entries, pass: pass))
+            let effects = try await index.applyListingPage(folder: folder.id, domain: domain, entries: entries, pass: pass)
+            cache.remove(effects.stale)
+            return effects.changedLocal
         }
     }
 

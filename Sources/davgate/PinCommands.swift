@@ -10,7 +10,8 @@ import Glibc
 #endif
 
 /// `davgate pin PATH`: keep a file or a folder's files on the gateway
-/// (PROPPATCH of `g:pinned`), and watch the fetch with a progress bar.
+/// (PROPPATCH of `g:content-policy` to `eager`), and watch the fetch with a
+/// progress bar.
 struct PinCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pin",
@@ -39,7 +40,8 @@ struct PinCommand: AsyncParsableCommand {
     }
 }
 
-/// `davgate unpin PATH`: eviction may take the content again.
+/// `davgate unpin PATH`: the item inherits its folder's policy again, so
+/// eviction may take the content (unless that policy is eager too).
 struct UnpinCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unpin", abstract: "Let eviction take a pinned file or folder's content again.")
@@ -61,7 +63,7 @@ struct EvictCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "evict",
         abstract: "Free the local content of a file or of everything below a folder; it is fetched again on the next read.",
-        discussion: "Pinned, locked and currently read files are left alone, and counted.")
+        discussion: "Eager (pinned), locked and currently read files are left alone, and counted.")
 
     @Argument(help: "The path on the server, e.g. /files/Reports/.") var path: String
     @OptionGroup var server: ServerOptions
@@ -72,7 +74,7 @@ struct EvictCommand: AsyncParsableCommand {
             try await connection.send("POST", "/.davgate/evict" + target.href)
         }
         let report = try ServerStatus.decoder().decode(Provider.EvictionReport.self, from: body)
-        print("evicted \(path): \(report.evictedFiles) files, \(ByteCountFormatter.string(fromByteCount: report.evictedBytes, countStyle: .file)); \(report.keptFiles) kept (pinned, locked or being read)")
+        print("evicted \(path): \(report.evictedFiles) files, \(ByteCountFormatter.string(fromByteCount: report.evictedBytes, countStyle: .file)); \(report.keptFiles) kept (eager, locked or being read)")
     }
 }
 
@@ -89,14 +91,14 @@ struct ServerPath {
     }
 }
 
-/// davgate's `pinned` property, and how far a pinned path's content is local.
+/// The content policy `eager` as `davgate pin` sets it, and how far a pinned path's content is local.
 enum PinnedProperty {
     static let namespace = Provider.namespace
     static let set = """
-        <D:propertyupdate xmlns:D="DAV:" xmlns:g="\(namespace)"><D:set><D:prop><g:pinned>1</g:pinned></D:prop></D:set></D:propertyupdate>
+        <D:propertyupdate xmlns:D="DAV:" xmlns:g="\(namespace)"><D:set><D:prop><g:content-policy>eager</g:content-policy></D:prop></D:set></D:propertyupdate>
         """
     static let remove = """
-        <D:propertyupdate xmlns:D="DAV:" xmlns:g="\(namespace)"><D:remove><D:prop><g:pinned/></D:prop></D:remove></D:propertyupdate>
+        <D:propertyupdate xmlns:D="DAV:" xmlns:g="\(namespace)"><D:remove><D:prop><g:content-policy/></D:prop></D:remove></D:propertyupdate>
         """
     static let ask = """
         <D:propfind xmlns:D="DAV:" xmlns:g="\(namespace)"><D:prop><D:resourcetype/><D:getcontentlength/><g:bytes-cached/></D:prop></D:propfind>

@@ -70,7 +70,8 @@ final class Reloader: Sendable {
         live.accessLog = new.server.accessLog
         live.permissions = Self.permissions(of: new.domains.filter { providers[$0.name] != nil })
         for domain in new.domains {
-            providers[domain.name]?.retune(ProviderTuning(listingTTL: domain.listingTTL, budget: domain.cacheBudget, uploads: domain.uploads))
+            providers[domain.name]?.retune(ProviderTuning(listingTTL: domain.listingTTL, budget: domain.cacheBudget, uploads: domain.uploads,
+                                                                  refreshInterval: domain.refreshInterval))
         }
         running.withLockedValue { running in
             running.server.logLevel = new.server.logLevel

@@ -74,7 +74,7 @@ struct Serve: AsyncParsableCommand {
                 listingTTL: domain.listingTTL, revalidation: domain.revalidate,
                 trustFolderVersions: domain.folderETags, budget: domain.cacheBudget,
                 writeMode: domain.writeMode, uploads: domain.uploads,
-                lockMirror: domain.mirrorLocks ? store as? any LockMirror : nil, logger: logger)
+                lockMirror: domain.mirrorLocks ? store as? any LockMirror : nil, refreshInterval: domain.refreshInterval, logger: logger)
         }
 
         var settings = DAVServerSettings(
@@ -99,7 +99,8 @@ struct Serve: AsyncParsableCommand {
         // The uploads run in the server's service group; by the time `run`
         // returns, a graceful stop has let them finish (or cut them short
         // after the grace), so what is reported below is what really waits.
-        let uploader = Uploader(providers: config.domains.compactMap { providers[$0.name] }, grace: settings.shutdownGrace)
+        let ordered = config.domains.compactMap { providers[$0.name] }
+        let uploader = Uploader(providers: ordered, grace: settings.shutdownGrace)
         let notifier = SystemdNotifier()
         let reloader = Reloader(configPath: vaultOptions.config.config, running: config, output: output, certificate: certificate,
                                 providers: providers, live: settings.live, users: users, logger: logger)
@@ -107,7 +108,7 @@ struct Serve: AsyncParsableCommand {
             ReloadSignal(notifier: notifier) { await reloader.reload() },
             SystemdService(notifier: notifier, logger: logger),
         ]
-        try await DAVServer(settings: settings, logger: logger).run(services: [uploader], companions: companions) { port in
+        try await DAVServer(settings: settings, logger: logger).run(services: [uploader, EagerRefresher(providers: ordered)], companions: companions) { port in
             let domains = config.domains.map { "\(scheme)://\(host):\(port)/\($0.name)/" }.joined(separator: ", ")
             say("davgate listening on \(scheme)://\(host):\(port)/ serving \(domains)")
             if let failure = notifier.notify("READY=1\nSTATUS=serving \(domains)") {

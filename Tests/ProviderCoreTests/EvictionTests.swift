@@ -60,13 +60,12 @@ struct EvictionTests {
         #expect(try await f.local() == [0, 2, 4])
     }
 
-    @Test("pinned, locked and currently read files are never evicted")
+    @Test("eager (pinned), locked and currently read files are never evicted")
     func keptFiles() async throws {
         let f = try Fixture()
         defer { f.cleanUp() }
         for i in 0..<3 { try await f.read(i) }
-        let pin = DeadProperty(namespace: Provider.namespace, name: "pinned", xml: "<g:pinned xmlns:g=\"\(Provider.namespace)\">1</g:pinned>")
-        try await f.provider.changeProperties(of: try await f.item(0), [.set(pin)])
+        try await f.provider.changeProperties(of: try await f.item(0), [.contentPolicy(.eager)])
         let lock = try await f.provider.createLock(on: try await f.item(1), depthInfinity: false, exclusive: true,
                                                    ownerXML: nil, principal: "admin", timeout: 600)
         var lease: ReadLease? = f.provider.beginRead(try await f.item(2))
@@ -82,6 +81,6 @@ struct EvictionTests {
         let afterUnlock = try await f.local()
         #expect(afterUnlock == [0, 2, 3], "\(afterUnlock)")
         try await f.read(4)
-        #expect(try await f.local() == [0, 3, 4], "still pinned: 0")
+        #expect(try await f.local() == [0, 3, 4], "still eager: 0")
     }
 }

@@ -44,7 +44,7 @@ struct UpstreamFeedIndexTests {
         let kept = try #require(try await index.child(of: root.id, named: "kept.txt"))
         #expect(kept.upstreamVersion == "v2" && kept.contentVersion > 1, "a changed version is a new ETag")
         #expect(try await index.child(of: root.id, named: "nowhere") == nil, "nothing made under a folder the index does not hold")
-        #expect(stale.isEmpty == false, "the removed file's id goes to the cache")
+        #expect(stale.stale.isEmpty == false, "the removed file's id goes to the cache")
         #expect(try await index.upstreamFeed(domain: "files")?.position == "p2")
         let rootNow = try #require(try await index.item(id: root.id))
         #expect(f.provider.isFresh(rootNow), "listed after the position: kept current by the feed")
@@ -54,7 +54,7 @@ struct UpstreamFeedIndexTests {
         try await index.forgetUpstreamFeed(domain: "files")
         #expect(try await index.upstreamFeed(domain: "files") == nil)
         #expect(try await index.applyUpstreamChanges(domain: "files", present: [(["late.txt"], entry("late.txt"))], removed: [],
-                                                     position: "p3", last: true).isEmpty)
+                                                     position: "p3", last: true).stale.isEmpty)
         #expect(try await index.child(of: root.id, named: "late.txt") == nil, "no position, no page applied")
     }
 }

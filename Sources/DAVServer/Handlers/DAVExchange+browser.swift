@@ -32,10 +32,12 @@ extension DAVExchange {
                     let page = try await provider.children(of: folder, after: after)
                     guard let last = page.last else { break }
                     after = last.name
+                    let policies = try await provider.contentPolicies(of: page)
                     for child in page {
                         let state = provider.state(of: child).name.rawValue
                         out.writeString(BrowserPage.row(name: child.name, href: exchange.href(exchange.itemPath + [child.name], isFolder: child.isFolder),
-                                                        isFolder: child.isFolder, size: child.size, modified: child.modified, state: state))
+                                                        isFolder: child.isFolder, size: child.size, modified: child.modified, state: state,
+                                                        policy: policies[child.id]))
                         count += 1
                     }
                     try await writer.write(out)

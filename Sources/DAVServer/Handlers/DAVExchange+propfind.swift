@@ -94,6 +94,9 @@ extension DAVExchange {
                 context.contents[item.id] = (state.name.rawValue, state.bytesLocal(size: item.size))
             }
         }
+        if query.names(LiveProperty.contentPolicy.name) {
+            context.policies = try await provider.contentPolicies(of: items.map(\.0))
+        }
         if hasLocks && query.names(LiveProperty.lockdiscovery.name) {
             for (item, _) in items {
                 context.locks[item.id] = try await activeLocks(covering: item, provider: provider)

@@ -50,7 +50,7 @@ struct ServiceExchange {
 
     /// `POST /.davgate/evict/DOMAIN/PATH`: the content of a file, or of every
     /// file below a folder, back to placeholders now (`davgate evict`).
-    /// Pinned, locked and currently read files are left alone, and counted.
+    /// Eager, locked and currently read files are left alone, and counted.
     private func evict(_ target: [String]) async throws -> Response {
         guard request.method == .post else {
             var error = DAVError(.methodNotAllowed, "evicting takes a POST")

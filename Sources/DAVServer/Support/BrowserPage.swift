@@ -1,6 +1,7 @@
 import DAVProtocol
 import DAVXML
 import Foundation
+import ProviderCore
 
 /// The HTML of the browser listing: one self-contained page (inline style,
 /// no scripts, nothing fetched from elsewhere), written in pieces so a big
@@ -27,22 +28,28 @@ enum BrowserPage {
             td.name a{text-decoration:none}td.folder a{font-weight:600}td.name a:hover{text-decoration:underline}
             .state{font-size:.75rem;padding:.1rem .5rem;border-radius:1rem;white-space:nowrap;background:#8882}
             .state-placeholder{background:#3b82f622}.state-materialized{background:#16a34a22}.state-partial,.state-fetching,.state-modified,.state-uploading{background:#eab30833}
-            .state-conflict,.state-failed{background:#dc262633}footer{color:var(--muted);font-size:.85rem;margin-top:1rem}
+            .state-conflict,.state-failed{background:#dc262633}.inherited{color:var(--muted)}footer{color:var(--muted);font-size:.85rem;margin-top:1rem}
             </style></head>
             <body><header><h1>\(trail)</h1>\(mount)</header>
-            <table id="listing"><thead><tr><th>Name</th><th class="size">Size</th><th>Modified</th><th>State</th></tr></thead><tbody>
+            <table id="listing"><thead><tr><th>Name</th><th class="size">Size</th><th>Modified</th><th>State</th><th>Policy</th></tr></thead><tbody>
 
             """
     }
 
-    static func row(name: String, href: String, isFolder: Bool, size: Int64, modified: Date?, state: String) -> String {
+    /// `policy`: the content policy that applies (nil for a domain), shown
+    /// muted when inherited from a folder above.
+    static func row(name: String, href: String, isFolder: Bool, size: Int64, modified: Date?, state: String, policy: EffectivePolicy? = nil) -> String {
         // No emoji for folders: a system without an emoji font shows a box.
         let label = isFolder ? name + "/" : name
         let sizeCell = isFolder ? "" : "<span title=\"\(size) bytes\">\(humanSize(size))</span>"
         let modifiedCell = modified.map { "<time datetime=\"\(HTTPDate.iso8601($0))\">\(shortDate($0))</time>" } ?? ""
         let badge = isFolder ? "" : "<span class=\"state state-\(state)\">\(stateLabel(state))</span>"
-        return "<tr data-name=\"\(XMLEscaping.attribute(name))\" data-state=\"\(state)\"><td class=\"name\(isFolder ? " folder" : "")\"><a href=\"\(XMLEscaping.attribute(href))\">\(XMLEscaping.text(label))</a></td>"
-            + "<td class=\"size\">\(sizeCell)</td><td>\(modifiedCell)</td><td>\(badge)</td></tr>\n"
+        let policyCell = policy.map {
+            "<span class=\"policy\($0.inherited ? " inherited" : "")\" title=\"\($0.inherited ? "inherited" : "set here")\">\($0.policy.rawValue)</span>"
+        } ?? ""
+        let policyData = policy.map { " data-policy=\"\($0.policy.rawValue)\"" } ?? ""
+        return "<tr data-name=\"\(XMLEscaping.attribute(name))\" data-state=\"\(state)\"\(policyData)><td class=\"name\(isFolder ? " folder" : "")\"><a href=\"\(XMLEscaping.attribute(href))\">\(XMLEscaping.text(label))</a></td>"
+            + "<td class=\"size\">\(sizeCell)</td><td>\(modifiedCell)</td><td>\(badge)</td><td>\(policyCell)</td></tr>\n"
     }
 
     static func footer(count: Int) -> String {

@@ -19,6 +19,10 @@ enum LiveProperty: CaseIterable {
     /// RFC 6578: a collection's position in the change feed, and the
     /// report (`sync-collection`) that reads the feed from it.
     case syncToken, supportedReportSet
+    /// davgate's content policy (`lazy`, `eager`, `evict-on-change`), the
+    /// item's own or inherited. The one live property PROPPATCH may set:
+    /// setting it stores the item's own, removing it inherits again.
+    case contentPolicy
 
     var name: XMLName {
         switch self {
@@ -39,6 +43,7 @@ enum LiveProperty: CaseIterable {
         case .bytesCached: XMLName(DAVNamespace.davgate, "bytes-cached")
         case .syncToken: .dav("sync-token")
         case .supportedReportSet: .dav("supported-report-set")
+        case .contentPolicy: XMLName(DAVNamespace.davgate, "content-policy")
         }
     }
 
@@ -50,7 +55,7 @@ enum LiveProperty: CaseIterable {
     /// RFC 6578 section 4 keeps `sync-token` out of allprop, and RFC 3253
     /// section 3.1.5 `supported-report-set`.
     var inAllprop: Bool {
-        ![.quotaAvailableBytes, .quotaUsedBytes, .checksums, .state, .bytesCached, .syncToken, .supportedReportSet].contains(self)
+        ![.quotaAvailableBytes, .quotaUsedBytes, .checksums, .state, .bytesCached, .syncToken, .supportedReportSet, .contentPolicy].contains(self)
     }
 
     func applies(to item: Item) -> Bool {
@@ -89,6 +94,8 @@ enum LiveProperty: CaseIterable {
             return context.syncToken.map { PropertyXML.text(name, $0) }
         case .supportedReportSet:
             return PropertyXML.element(name, valueXML: "<D:supported-report><D:report><D:sync-collection/></D:report></D:supported-report>")
+        case .contentPolicy:
+            return context.policies[item.id].map { PropertyXML.text(name, $0.policy.rawValue) }
         }
     }
 }
@@ -101,4 +108,6 @@ struct PropertyContext: Sendable {
     var contents: [Int64: (state: String, bytesCached: Int64)] = [:]
     /// The domain's `DAV:sync-token`, when asked for.
     var syncToken: String?
+    /// Content policies as they apply, when asked for.
+    var policies: [Int64: EffectivePolicy] = [:]
 }

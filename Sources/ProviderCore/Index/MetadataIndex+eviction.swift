@@ -1,27 +1,31 @@
 import Foundation
 import GRDB
 
-/// What eviction must know from the index: which items are kept (pinned, or
-/// under a pinned folder; locked, or under a depth-infinity lock) and how to
+/// What eviction must know from the index: which items are kept (eager, or
+/// under an eager folder; locked, or under a depth-infinity lock) and how to
 /// turn a materialized item back into a placeholder.
 extension MetadataIndex {
-    /// Ids of the domain's items that must keep their content: those with
-    /// the property `namespace`/`name` (pinned) or under a folder that has
-    /// it, those covered by a live lock, and those local in a state the
-    /// state machine does not evict (not uploaded yet, a conflict copy).
-    func keptItems(domain: String, pinnedBy namespace: String, _ name: String, now: Date = Date()) async throws -> Set<Int64> {
+    /// Ids of the domain's items that must keep their content: those whose
+    /// content policy is `eager`, set or inherited (a member that sets
+    /// another policy, and what is below it, is not kept for it), those
+    /// covered by a live lock, and those local in a state the state machine
+    /// does not evict (not uploaded yet, a conflict copy).
+    func keptItems(domain: String, now: Date = Date()) async throws -> Set<Int64> {
         try await pool.read { db in
             let ids = try Int64.fetchAll(db, sql: """
-                WITH RECURSIVE kept(id) AS (
-                    SELECT item.id FROM dead_property JOIN item ON item.id = dead_property.item_id
-                        WHERE item.domain = ? AND dead_property.namespace = ? AND dead_property.name = ?
-                    UNION SELECT lock.item_id FROM lock JOIN item ON item.id = lock.item_id
+                WITH RECURSIVE eager(id) AS (
+                    SELECT id FROM item WHERE domain = ? AND content_policy = 'eager'
+                    UNION SELECT item.id FROM item JOIN eager ON item.parent_id = eager.id
+                        WHERE item.content_policy IS NULL OR item.content_policy = 'eager'
+                ),
+                locked(id) AS (
+                    SELECT lock.item_id FROM lock JOIN item ON item.id = lock.item_id
                         WHERE item.domain = ? AND (lock.expires IS NULL OR lock.expires > ?)
-                    UNION SELECT item.id FROM item JOIN kept ON item.parent_id = kept.id
+                    UNION SELECT item.id FROM item JOIN locked ON item.parent_id = locked.id
                 )
-                SELECT id FROM kept
+                SELECT id FROM eager UNION SELECT id FROM locked
                 UNION SELECT id FROM item WHERE domain = ? AND state IN (\(Self.unevictable))
-                """, arguments: [domain, namespace, name, domain, now.timeIntervalSince1970, domain])
+                """, arguments: [domain, domain, now.timeIntervalSince1970, domain])
             return Set(ids)
         }
     }

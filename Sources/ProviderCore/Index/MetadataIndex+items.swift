@@ -246,8 +246,17 @@ extension MetadataIndex {
     /// A folder of any size is listed holding one page at a time. Returns
     /// the ids whose cached content is now stale or gone (for the cache to
     /// delete).
-    func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64) async throws -> [Int64] {
+    func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64) async throws -> ListingEffects {
         try await write { db in try Self.apply(db, entries, folder: folder, domain: domain, pass: pass) }
+    }
+
+    /// What applying upstream entries did to local content.
+    struct ListingEffects: Sendable {
+        /// Ids whose cached content is stale or whose item is gone.
+        var stale: [Int64] = []
+        /// Files that were wholly local before the upstream changed them:
+        /// the content policy says whether the new version is downloaded.
+        var changedLocal: [Int64] = []
     }
 
     /// Ends a paged listing: members no page named are gone upstream.
@@ -255,8 +264,8 @@ extension MetadataIndex {
         try await write { db in try Self.sweep(db, folder: folder, pass: pass, version: version) }
     }
 
-    static func apply(_ db: Database, _ entries: [UpstreamEntry], folder: Int64, domain: String, pass: Int64) throws -> [Int64] {
-        var stale: [Int64] = []
+    static func apply(_ db: Database, _ entries: [UpstreamEntry], folder: Int64, domain: String, pass: Int64) throws -> ListingEffects {
+        var effects = ListingEffects()
         let find = try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?")
         let mark = try db.cachedStatement(sql: "UPDATE item SET seen = ? WHERE id = ?")
         for entry in entries {
@@ -273,7 +282,7 @@ extension MetadataIndex {
                 continue
             }
             if item.isFolder != entry.isFolder {
-                stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
+                effects.stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
                 let inserted = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false)
                 try mark.execute(arguments: [pass, inserted.id])
                 continue
@@ -286,14 +295,15 @@ extension MetadataIndex {
                         """,
                     arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, entry.executable, item.id])
                 if try Self.advance(db, id: item.id, on: .upstreamChanged) == .dropCache || item.cachedVersion != nil {
-                    stale.append(item.id)
+                    effects.stale.append(item.id)
                 }
+                if item.isMaterialized { effects.changedLocal.append(item.id) }
             } else if entry.isFolder, item.modified != entry.modified {
                 try db.execute(sql: "UPDATE item SET modified = ? WHERE id = ?", arguments: [entry.modified.timeIntervalSince1970, item.id])
             }
             try mark.execute(arguments: [pass, item.id])
         }
-        return stale
+        return effects
     }
 
     /// Removes the members `pass` did not see (but what waits to be

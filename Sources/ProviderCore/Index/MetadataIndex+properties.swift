@@ -19,6 +19,8 @@ public struct DeadProperty: Sendable, Equatable {
 public enum PropertyChange: Sendable, Equatable {
     case set(DeadProperty)
     case remove(namespace: String, name: String)
+    /// `g:content-policy` set, or removed (nil: inherit again).
+    case contentPolicy(ContentPolicy?)
 }
 
 extension MetadataIndex {
@@ -55,6 +57,8 @@ extension MetadataIndex {
                         """, arguments: [id, p.namespace, p.name, p.xml])
                 case .remove(let namespace, let name):
                     try db.execute(sql: "DELETE FROM dead_property WHERE item_id = ? AND namespace = ? AND name = ?", arguments: [id, namespace, name])
+                case .contentPolicy(let policy):
+                    try Self.setContentPolicy(db, policy, of: id)
                 }
             }
         }

@@ -48,13 +48,12 @@ extension MetadataIndex {
     /// a changed version drops the cached content), and moves the position
     /// on with it. A change under a folder the index does not hold is
     /// skipped: that folder is listed when someone opens it. With `last`,
-    /// every listing the feed covers is marked fresh. Returns the ids whose
-    /// cached content is stale or gone.
+    /// every listing the feed covers is marked fresh.
     func applyUpstreamChanges(domain: String, present: [(path: ItemPath, entry: UpstreamEntry)], removed: [ItemPath],
-                              position: String, last: Bool) async throws -> [Int64] {
+                              position: String, last: Bool) async throws -> ListingEffects {
         try await write { db in
             guard let coversSince = try Double.fetchOne(db, sql: "SELECT covers_since FROM upstream_feed WHERE domain = ?", arguments: [domain])
-            else { return [] }
+            else { return ListingEffects() }
             var folders: [ItemPath: Int64] = [:]
             func folder(_ path: ItemPath) throws -> Int64? {
                 if let known = folders[path] { return known }
@@ -71,25 +70,27 @@ extension MetadataIndex {
                 folders[path] = id
                 return id
             }
-            var stale: [Int64] = []
+            var effects = ListingEffects()
             for path in removed {
                 // A folder that went takes what the walk cached below it.
                 folders = folders.filter { !$0.key.starts(with: path) }
                 guard let name = path.last, let parent = try folder(Array(path.dropLast())),
                       let item = try Self.child(db, of: parent, named: name), !item.dirty else { continue }
-                stale += try Self.deleteSubtree(db, id: item.id)
+                effects.stale += try Self.deleteSubtree(db, id: item.id)
             }
             for (path, entry) in present {
                 guard let parent = try folder(Array(path.dropLast())) else { continue }
                 folders = folders.filter { !$0.key.starts(with: path) }
-                stale += try Self.apply(db, [entry], folder: parent, domain: domain, pass: 0)
+                let applied = try Self.apply(db, [entry], folder: parent, domain: domain, pass: 0)
+                effects.stale += applied.stale
+                effects.changedLocal += applied.changedLocal
             }
             try db.execute(sql: "UPDATE upstream_feed SET position = ? WHERE domain = ?", arguments: [position, domain])
             if last {
                 try db.execute(sql: "UPDATE item SET listed_at = ? WHERE domain = ? AND is_folder = 1 AND listed_at >= ?",
                                arguments: [Date().timeIntervalSince1970, domain, coversSince])
             }
-            return stale
+            return effects
         }
     }
 }

@@ -275,6 +275,9 @@ public final class MetadataIndex: Sendable {
         migrator.registerMigration("v13: the upstream's change feed") { db in
             try Self.createUpstreamFeed(db)
         }
+        migrator.registerMigration("v14: content policies") { db in
+            try Self.createContentPolicies(db)
+        }
         return migrator
     }
 }
