@@ -245,7 +245,7 @@ extension MetadataIndex {
     /// refresh's `pass`; `finishListing` then removes what no page named.
     /// A folder of any size is listed holding one page at a time. Returns
     /// the ids whose cached content is now stale or gone (for the cache to
-    /// delete).
+    /// delete), and the local files that changed (for the content policy).
     func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64) async throws -> ListingEffects {
         try await write { db in try Self.apply(db, entries, folder: folder, domain: domain, pass: pass) }
     }
