@@ -65,7 +65,13 @@ extension Provider {
             outcome = try await commit(stamped)
         } catch {
             cache.discard(request.file)
-            if let name = stamped.outbox { cache.removeOutbox([name]) }
+            // Not when a journal row names it: the commit went through and
+            // what failed came after (the grouped fsync). Left in doubt (the
+            // index cannot say), the file stays; the next start removes it
+            // if no row names it.
+            if let name = stamped.outbox, (try? await index.journalNames(file: name)) == false {
+                cache.removeOutbox([name])
+            }
             throw error
         }
         contentAdded(outcome.item.id)

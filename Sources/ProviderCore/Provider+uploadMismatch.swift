@@ -31,7 +31,18 @@ extension Provider {
             return uploaded
         }
         guard let parentID = try await index.item(id: entry.itemID)?.parentID, let parent = try await index.item(id: parentID) else { return nil }
-        _ = try await keepBoth(file, at: path, parent: parent)
+        // keepBoth renames what it is handed into the cache: a link, so the
+        // outbox file stays until `abandonUpload` has dropped the row naming
+        // it. Handing it the outbox file itself left, on a kill -9 between
+        // the two, a row without its file, and a davgate that would not start
+        // (found by WriteBackTests.crashLoop).
+        let copy = try cache.outboxLink(entry.file)
+        do {
+            _ = try await keepBoth(copy, at: path, parent: parent)
+        } catch {
+            cache.discard(copy)
+            throw error
+        }
         let (files, stillDirty) = try await index.abandonUpload(entry, upstream: now)
         // The item reads as the upstream's version now, unless a newer
         // write of ours is still on its way.

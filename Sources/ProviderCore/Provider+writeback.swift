@@ -68,6 +68,17 @@ extension Provider {
         var newest: [Int64: JournalEntry] = [:]
         for entry in entries { newest[entry.itemID] = entry }
         for entry in newest.values where !cache.holds(entry.file, for: entry.itemID) {
+            guard cache.outboxHas(entry.file) else {
+                // Nothing davgate does now leaves a row without its file; a
+                // state folder from an older version, or one a person
+                // edited, may. Refusing to start would stop every other
+                // upload too: the write is reported as failed instead.
+                let path = (try? await index.path(of: entry.itemID)).map(Self.display) ?? "item \(entry.itemID)"
+                logger.error("journal: the write of \(path) waiting for upload has lost its outbox file \(entry.file); reported as a failed upload, the rest goes on")
+                try await index.uploadFailed(entry, error: "its outbox file \(entry.file) is missing; write the file again", next: Date(),
+                                             failed: true, reached: false)
+                continue
+            }
             try cache.installFromOutbox(entry.file, for: entry.itemID)
         }
         cache.removeOutbox(except: Set(entries.map(\.file)))

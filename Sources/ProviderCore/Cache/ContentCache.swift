@@ -101,11 +101,24 @@ struct ContentCache: Sendable {
     /// Makes the outbox file `name` the item's content too (a hard link:
     /// the outbox keeps the bytes to upload whatever the cache does next).
     func installFromOutbox(_ name: String, for id: Int64) throws {
+        try install(try outboxLink(name), for: id)
+    }
+
+    /// A second name in tmp/ for the outbox file `name`, for a caller that
+    /// consumes the file it is handed (renames it into the cache) while a
+    /// journal row still names the outbox file: a crash before that row goes
+    /// then finds its file where the row says.
+    func outboxLink(_ name: String) throws -> URL {
         let staging = temporaryFile("link")
         guard link(outboxFile(name).path, staging.path) == 0 else {
-            throw ProviderError.local("cannot link a write into the cache: \(String(cString: strerror(errno)))")
+            throw ProviderError.local("cannot link the journaled write \(name) into the cache: \(String(cString: strerror(errno)))")
         }
-        try install(staging, for: id)
+        return staging
+    }
+
+    /// Whether the outbox still has the file `name`.
+    func outboxHas(_ name: String) -> Bool {
+        access(outboxFile(name).path, F_OK) == 0
     }
 
     /// Whether the item's cache file is the outbox file `name` (same inode).

@@ -122,6 +122,13 @@ extension MetadataIndex {
         }
     }
 
+    /// Whether a journal row names the outbox file `file`.
+    func journalNames(file: String) async throws -> Bool {
+        try await pool.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM journal WHERE file = ?)", arguments: [file]) ?? false
+        }
+    }
+
     /// The newest entry of each of these items that has one.
     func latestEntries(of ids: [Int64]) async throws -> [JournalEntry] {
         guard !ids.isEmpty else { return [] }
