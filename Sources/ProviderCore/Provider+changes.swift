@@ -66,11 +66,7 @@ extension Provider {
         if infinite {
             present = try await index.descendantsWithPaths(of: folder.id, at: path)
         } else {
-            var after: String?
-            while true {
-                let page = try await index.children(of: folder.id, after: after, limit: 500)
-                guard let last = page.last else { break }
-                after = last.name
+            try await forEachChildPage(of: folder) { page in
                 present += page.map { ($0, path + [$0.name]) }
             }
         }

@@ -22,18 +22,13 @@ extension Provider {
             do {
                 if next.isFolder {
                     guard try await refreshIfStale(next, maxAge: maxAge) else { continue }
-                    var after: String?
-                    while true {
-                        let page = try await children(of: next, after: after)
-                        guard let last = page.last else { break }
-                        after = last.name
+                    try await forEachChildPage(of: next) { page in
                         let policies = try await index.effectivePolicies(of: page.map(\.id))
                         pending += page.filter { policies[$0.id]?.inherited != false || policies[$0.id]?.policy == .eager }
                     }
                 } else if !next.isMaterialized {
-                    let (fetched, _) = try await contents(of: next, at: try await index.path(of: next.id))
+                    bytes += try await fetchContent(next)
                     files += 1
-                    bytes += fetched.size
                 }
             } catch {
                 failures += 1
@@ -63,11 +58,7 @@ extension Provider {
             let policies = try await index.effectivePolicies(of: changed + (folder.map { [$0.id] } ?? []))
             wanted.formUnion(changed.filter { policies[$0]?.policy != .evictOnChange })
             if let folder, policies[folder.id]?.policy == .eager {
-                var after: String?
-                while true {
-                    let page = try await children(of: folder, after: after)
-                    guard let last = page.last else { break }
-                    after = last.name
+                try await forEachChildPage(of: folder) { page in
                     let files = page.filter { !$0.isFolder && !$0.isMaterialized }
                     let own = try await index.effectivePolicies(of: files.map(\.id))
                     wanted.formUnion(files.filter { own[$0.id]?.policy == .eager }.map(\.id))
@@ -79,9 +70,8 @@ extension Provider {
                 // Gone, replaced, or read meanwhile: nothing to do.
                 guard let item = try await index.item(id: id), !item.isFolder, !item.isMaterialized else { continue }
                 do {
-                    let (fetched, _) = try await contents(of: item, at: try await index.path(of: id))
+                    bytes += try await fetchContent(item)
                     files += 1
-                    bytes += fetched.size
                 } catch {
                     logger.warning("content policy: cannot download a changed file", metadata: ["id": "\(id)", "error": "\(error)"])
                 }
@@ -90,6 +80,11 @@ extension Provider {
         } catch {
             logger.warning("content policy: cannot follow a refresh", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Fetches a file's whole content as a read would; returns its size.
+    private func fetchContent(_ file: Item) async throws -> Int64 {
+        try await contents(of: file, at: try await index.path(of: file.id)).item.size
     }
 
     /// Refreshes every eager folder (listings older than `interval`) and

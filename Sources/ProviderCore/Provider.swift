@@ -126,6 +126,18 @@ public final class Provider: Sendable {
         try await index.children(of: folder.id, after: name, limit: limit)
     }
 
+    /// Every child of a folder as the index holds it, a page at a time, in
+    /// name order: a folder of any size without holding it whole.
+    func forEachChildPage(of folder: Item, _ body: ([Item]) async throws -> Void) async throws {
+        var after: String?
+        while true {
+            let page = try await children(of: folder, after: after)
+            guard let last = page.last else { return }
+            after = last.name
+            try await body(page)
+        }
+    }
+
     /// Brings a folder's listing up to date when it is older than the TTL
     /// (or `maxAge`, for the background refresh of eager folders). Returns
     /// false when the folder no longer exists upstream. When the upstream
