@@ -94,11 +94,9 @@ extension Provider {
     /// The commit of a write, under the domain's coordination (`commit`).
     private func commitCoordinated(_ request: WriteRequest) async throws -> WriteOutcome {
         let path = request.path
-        guard let name = path.last else { throw ProviderError.wrongKind }
-        guard let parent = try await item(at: Array(path.dropLast())), parent.isFolder else {
-            throw ProviderError.parentMissing
-        }
-        var existing = try await index.child(of: parent.id, named: name)
+        let target = try await writeTarget(path)
+        let parent = target.folder
+        var existing = target.existing
         if existing?.isFolder == true { throw ProviderError.wrongKind }
         if existing == nil { try admit(path) }
         try await check(request.conditions, target: existing, parent: parent)

@@ -6,7 +6,10 @@ import Logging
 extension Provider {
     /// Locks that apply to the item: its own and depth-infinity locks above it.
     public func locks(covering item: Item) async throws -> [Lock] {
-        try await index.locksCovering(ancestry: try await index.ancestry(of: item.id))
+        // Every write asks, twice (before its body and at its commit): with
+        // no live lock anywhere, neither the ancestry nor the locks are read.
+        guard try await index.hasLiveLocks() else { return [] }
+        return try await index.locksCovering(ancestry: try await index.ancestry(of: item.id))
     }
 
     /// Locks rooted below a folder.

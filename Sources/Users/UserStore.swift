@@ -30,6 +30,11 @@ public final class UserStore: Sendable {
         var stamp: FileStamp?
         var lastCheck: ContinuousClock.Instant
         var verified = VerifiedCredentials()
+        /// bcrypt verifications running, by credential key: a client that
+        /// opens eight connections at once (rclone, a file manager) pays
+        /// one bcrypt, not eight, and so again each time its entry expires.
+        var verifying: [Data: (verifier: String?, task: Task<Bool, Never>)] = [:]
+        var bcryptVerifications = 0
     }
 
     private let state: NIOLockedValueBox<State>
@@ -131,16 +136,28 @@ public final class UserStore: Sendable {
         // Nothing that fails these can ever have been stored, whichever users exist.
         guard UserName.isValid(name), (try? Self.checkStorable(password)) != nil else { return false }
         let key = VerifiedCredentials.key(name: name, password: password, secret: cacheSecret)
-        let (verifier, cached) = state.withLockedValue { state in
+        let (verifier, cached, running) = state.withLockedValue { state -> (String?, Bool, Task<Bool, Never>?) in
             refreshIfStale(&state)
             let verifier = state.users[name]?.bcrypt
-            return (verifier, state.verified.contains(key, verifier: verifier, now: .now))
+            if state.verified.contains(key, verifier: verifier, now: .now) { return (verifier, true, nil) }
+            if let running = state.verifying[key], running.verifier == verifier { return (verifier, false, running.task) }
+            let task = Task { await BcryptRunner.verify(password, hash: verifier) }
+            state.verifying[key] = (verifier, task)
+            state.bcryptVerifications += 1
+            return (verifier, false, task)
         }
         if cached { return true }
-        guard await BcryptRunner.verify(password, hash: verifier), let verifier else { return false }
-        state.withLockedValue { $0.verified.insert(key, verifier: verifier, now: .now) }
-        return true
+        guard let running else { return false }
+        let verified = await running.value
+        state.withLockedValue { state in
+            if state.verifying[key]?.task == running { state.verifying[key] = nil }
+            if verified, let verifier { state.verified.insert(key, verifier: verifier, now: .now) }
+        }
+        return verified
     }
+
+    /// How many bcrypt verifications this store ran (for the tests).
+    var bcryptVerifications: Int { state.withLockedValue { $0.bcryptVerifications } }
 
     // MARK: - File
 

@@ -26,7 +26,11 @@ final class FaultyStore: UpstreamStore {
     /// a listing read before some change and delivered after it.
     let listLinger = NIOLockedValueBox<Duration>(.zero)
 
+    /// The folders listed, in order.
+    let listed = NIOLockedValueBox<[ItemPath]>([])
+
     func list(_ folder: ItemPath) async throws -> [UpstreamEntry] {
+        listed.withLockedValue { $0.append(folder) }
         try check("list")
         let entries = try await base.list(folder)
         try await Task.sleep(for: listLinger.withLockedValue { $0 })
@@ -56,7 +60,10 @@ final class FaultyStore: UpstreamStore {
         return nil
     }
 
-    func stat(_ path: ItemPath) async throws -> UpstreamEntry? { try await base.stat(path) }
+    func stat(_ path: ItemPath) async throws -> UpstreamEntry? {
+        try check("stat")
+        return try await base.stat(path)
+    }
     func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,
                observer: FetchObserver) async throws -> UpstreamEntry {
         fetchCount.withLockedValue { $0 += 1 }

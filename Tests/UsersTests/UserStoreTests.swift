@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Users
+@testable import Users
 
 /// A fresh folder per test, removed afterwards.
 struct TemporaryFolder: ~Copyable {
@@ -123,6 +123,25 @@ struct UserStoreTests {
         let unknownTime = await clock.measure { second = await store.verify("nobody", password: "hunter2") }
         #expect(!second)
         #expect(unknownTime > cachedTime * 20, "unknown \(unknownTime), cached \(cachedTime)")
+    }
+
+    @Test("eight connections logging in at once with one password pay one bcrypt; a wrong one at once pays one too and fails")
+    func concurrentLoginsShareOneBcrypt() async throws {
+        let folder = try TemporaryFolder()
+        let store = try UserStore(file: folder.usersFile)
+        try store.add("erin", password: "many connections")
+        for (password, expected) in [("many connections", true), ("wrong", false)] {
+            let before = store.bcryptVerifications
+            let answers = await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<8 { group.addTask { await store.verify("erin", password: password) } }
+                return await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(answers == Array(repeating: expected, count: 8))
+            #expect(store.bcryptVerifications - before == 1, "\(password): \(store.bcryptVerifications - before) bcrypt runs")
+        }
+        // A failure is not remembered: the next try pays bcrypt again.
+        #expect(await !store.verify("erin", password: "wrong"))
+        #expect(await store.verify("erin", password: "many connections"))
     }
 
     @Test("a change written by another instance (another process) is seen")

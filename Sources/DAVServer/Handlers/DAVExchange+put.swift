@@ -19,16 +19,14 @@ extension DAVExchange {
         if headers[.contentRange] != nil {
             throw DAVError.badRequest("partial PUT (Content-Range) is not supported; send the whole content")
         }
-        let existing = try await provider.item(at: itemPath)
+        let target = try await provider.writeTarget(itemPath)
+        let existing = target.existing, parent = target.folder
         if existing?.isFolder == true {
             throw DAVError(.methodNotAllowed, "PUT on a collection")
         }
         // Before the body: a name the upstream cannot hold is refused now,
         // not after gigabytes were received.
         if existing == nil { try provider.admit(itemPath) }
-        guard let parent = try await provider.item(at: Array(itemPath.dropLast())), parent.isFolder else {
-            throw DAVError(ProviderError.parentMissing)
-        }
         let submitted = try await evaluateIfHeader()
         var lockCreated = false
         if let existing { lockCreated = try await provider.isLockCreatedPlaceholder(existing) }

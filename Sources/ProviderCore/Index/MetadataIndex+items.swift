@@ -122,12 +122,12 @@ extension MetadataIndex {
     /// The ids from the root down to `id`, inclusive (for lock inheritance).
     func ancestry(of id: Int64) async throws -> [Int64] {
         try lookup { db in
-            try Int64.fetchAll(db, sql: """
+            try Int64.fetchAll(db.cachedStatement(sql: """
                 WITH RECURSIVE up(id, parent_id, depth) AS (
                     SELECT id, parent_id, 0 FROM item WHERE id = ?
                     UNION ALL SELECT item.id, item.parent_id, up.depth + 1 FROM item JOIN up ON item.id = up.parent_id)
                 SELECT id FROM up ORDER BY depth DESC
-                """, arguments: [id])
+                """), arguments: [id])
         }
     }
 
@@ -205,18 +205,18 @@ extension MetadataIndex {
     /// the caller's transaction; an event the machine refuses rolls it back.
     @discardableResult
     static func advance(_ db: Database, id: Int64, on event: ItemStateMachine.Event) throws -> ItemStateMachine.Action {
-        guard let raw = try String.fetchOne(db, sql: "SELECT state FROM item WHERE id = ?", arguments: [id]) else { return .none }
+        guard let raw = try String.fetchOne(db.cachedStatement(sql: "SELECT state FROM item WHERE id = ?"), arguments: [id]) else { return .none }
         var machine = ItemStateMachine(stored: StoredState(rawValue: raw) ?? .placeholder)
         let action = try machine.handle(event)
         if machine.state.stored.rawValue != raw {
-            try db.execute(sql: "UPDATE item SET state = ? WHERE id = ?", arguments: [machine.state.stored.rawValue, id])
+            try db.cachedStatement(sql: "UPDATE item SET state = ? WHERE id = ?").execute(arguments: [machine.state.stored.rawValue, id])
         }
         return action
     }
 
     func markListed(id: Int64, at date: Date = Date()) async throws {
         try await write { db in
-            try db.execute(sql: "UPDATE item SET listed_at = ? WHERE id = ?", arguments: [date.timeIntervalSince1970, id])
+            try db.cachedStatement(sql: "UPDATE item SET listed_at = ? WHERE id = ?").execute(arguments: [date.timeIntervalSince1970, id])
         }
     }
 
@@ -224,7 +224,7 @@ extension MetadataIndex {
     /// transaction that made that version (nil: none known, none recorded).
     static func recordChecksum(_ db: Database, _ checksum: String?, of id: Int64) throws {
         guard let checksum else { return }
-        try db.execute(sql: "UPDATE item SET checksum = ?, checksum_version = content_version WHERE id = ?", arguments: [checksum, id])
+        try db.cachedStatement(sql: "UPDATE item SET checksum = ?, checksum_version = content_version WHERE id = ?").execute(arguments: [checksum, id])
     }
 
     static func item(_ db: Database, id: Int64) throws -> Item {
@@ -366,12 +366,12 @@ extension MetadataIndex {
     }
 
     static func path(_ db: Database, of id: Int64) throws -> ItemPath {
-        try String.fetchAll(db, sql: """
+        try String.fetchAll(db.cachedStatement(sql: """
             WITH RECURSIVE up(id, parent_id, name, depth) AS (
                 SELECT id, parent_id, name, 0 FROM item WHERE id = ?
                 UNION ALL SELECT item.id, item.parent_id, item.name, up.depth + 1 FROM item JOIN up ON item.id = up.parent_id)
             SELECT name FROM up WHERE parent_id IS NOT NULL ORDER BY depth DESC
-            """, arguments: [id])
+            """), arguments: [id])
     }
 
     /// Ids of items below `id` that carry dead properties (COPY needs them).

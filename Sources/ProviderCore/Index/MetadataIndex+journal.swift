@@ -57,27 +57,27 @@ extension MetadataIndex {
             if let existing {
                 id = existing.id
                 if existing.dirty {
-                    basis = try String.fetchOne(db, sql: "SELECT basis FROM journal WHERE item_id = ? ORDER BY seq DESC LIMIT 1",
+                    basis = try String.fetchOne(db.cachedStatement(sql: "SELECT basis FROM journal WHERE item_id = ? ORDER BY seq DESC LIMIT 1"),
                                                 arguments: [id])
                 } else {
                     basis = existing.upstreamVersion
                 }
                 try Self.advance(db, id: id, on: .written(through: false))
-                try db.execute(sql: """
+                try db.cachedStatement(sql: """
                     UPDATE item SET size = ?, modified = ?, cached_version = NULL,
                         content_version = content_version + 1 WHERE id = ?
-                    """, arguments: [size, modified.timeIntervalSince1970, id])
+                    """).execute(arguments: [size, modified.timeIntervalSince1970, id])
             } else {
                 basis = nil
-                try db.execute(sql: """
+                try db.cachedStatement(sql: """
                     INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, state)
                     VALUES (?, ?, ?, 0, ?, ?, ?, ?)
-                    """, arguments: [domain, parent, name, size, modified.timeIntervalSince1970, now, StoredState.modified.rawValue])
+                    """).execute(arguments: [domain, parent, name, size, modified.timeIntervalSince1970, now, StoredState.modified.rawValue])
                 id = db.lastInsertedRowID
             }
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 INSERT INTO journal (domain, item_id, file, size, basis, created, next_attempt, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [domain, id, file, size, basis, now, now, content])
+                """).execute(arguments: [domain, id, file, size, basis, now, now, content])
             try Self.recordChecksum(db, checksum, of: id)
             return try Self.item(db, id: id)
         }
@@ -88,19 +88,19 @@ extension MetadataIndex {
     /// caller leaves out what a lock holds back).
     func uploadsDue(domain: String, quietSince: Date, now: Date = Date(), limit: Int = 64) async throws -> [JournalEntry] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: """
+            try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT \(JournalEntry.columns) FROM journal j
                 WHERE domain = ? AND failed = 0 AND created <= ? AND next_attempt <= ?
                   AND seq = (SELECT MAX(seq) FROM journal WHERE item_id = j.item_id)
                 ORDER BY seq LIMIT ?
-                """, arguments: [domain, quietSince.timeIntervalSince1970, now.timeIntervalSince1970, limit]).map(JournalEntry.init(row:))
+                """), arguments: [domain, quietSince.timeIntervalSince1970, now.timeIntervalSince1970, limit]).map(JournalEntry.init(row:))
         }
     }
 
     /// How many files of the domain wait for their upload.
     func pendingUploads(domain: String) async throws -> Int {
         try await pool.read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT item_id) FROM journal WHERE domain = ?", arguments: [domain]) ?? 0
+            try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(DISTINCT item_id) FROM journal WHERE domain = ?"), arguments: [domain]) ?? 0
         }
     }
 
@@ -136,10 +136,13 @@ extension MetadataIndex {
             var result: [JournalEntry] = []
             for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                result += try Row.fetchAll(db, sql: """
+                let sql = """
                     SELECT \(JournalEntry.columns) FROM journal j WHERE item_id IN (\(marks))
                       AND seq = (SELECT MAX(seq) FROM journal WHERE item_id = j.item_id)
-                    """, arguments: StatementArguments(chunk)).map(JournalEntry.init(row:))
+                    """
+                // One item is every upload's check: compiled once per connection.
+                let statement = chunk.count == 1 ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+                result += try Row.fetchAll(statement, arguments: StatementArguments(chunk)).map(JournalEntry.init(row:))
             }
             return result
         }
@@ -148,10 +151,10 @@ extension MetadataIndex {
     /// Removes the item's rows up to `entry`; returns their outbox files and
     /// how many newer rows the item still has.
     private static func settle(_ db: Database, _ entry: JournalEntry) throws -> (files: [String], newer: Int) {
-        let files = try String.fetchAll(db, sql: "SELECT file FROM journal WHERE item_id = ? AND seq <= ?",
+        let files = try String.fetchAll(db.cachedStatement(sql: "SELECT file FROM journal WHERE item_id = ? AND seq <= ?"),
                                         arguments: [entry.itemID, entry.seq])
-        try db.execute(sql: "DELETE FROM journal WHERE item_id = ? AND seq <= ?", arguments: [entry.itemID, entry.seq])
-        let newer = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM journal WHERE item_id = ?", arguments: [entry.itemID]) ?? 0
+        try db.cachedStatement(sql: "DELETE FROM journal WHERE item_id = ? AND seq <= ?").execute(arguments: [entry.itemID, entry.seq])
+        let newer = try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM journal WHERE item_id = ?"), arguments: [entry.itemID]) ?? 0
         return (files, newer)
     }
 
@@ -164,12 +167,12 @@ extension MetadataIndex {
             let (files, newer) = try Self.settle(db, entry)
             try Self.advance(db, id: entry.itemID, on: .uploadSucceeded(newerPending: newer > 0))
             if newer == 0 {
-                try db.execute(sql: """
+                try db.cachedStatement(sql: """
                     UPDATE item SET upstream_version = ?, cached_version = ?, modified = ? WHERE id = ?
-                    """, arguments: [uploaded.version, uploaded.version, uploaded.modified.timeIntervalSince1970, entry.itemID])
+                    """).execute(arguments: [uploaded.version, uploaded.version, uploaded.modified.timeIntervalSince1970, entry.itemID])
             } else {
-                try db.execute(sql: "UPDATE item SET upstream_version = ? WHERE id = ?", arguments: [uploaded.version, entry.itemID])
-                try db.execute(sql: "UPDATE journal SET basis = ? WHERE item_id = ?", arguments: [uploaded.version, entry.itemID])
+                try db.cachedStatement(sql: "UPDATE item SET upstream_version = ? WHERE id = ?").execute(arguments: [uploaded.version, entry.itemID])
+                try db.cachedStatement(sql: "UPDATE journal SET basis = ? WHERE item_id = ?").execute(arguments: [uploaded.version, entry.itemID])
             }
             return files
         }
@@ -237,17 +240,21 @@ extension MetadataIndex {
     }
 
     /// Items of the domain under a live lock, or below a folder with one:
-    /// their uploads wait for the UNLOCK (or the lock's expiry).
+    /// their uploads wait for the UNLOCK (or the lock's expiry). Asked
+    /// before every upload, so it starts from the (few) locks: with `JOIN`,
+    /// SQLite chose to walk every item of the domain instead, and a backlog
+    /// of small uploads spent a fifth of the server's CPU here (issue 14).
     func lockedItems(domain: String, now: Date = Date()) async throws -> Set<Int64> {
-        try await pool.read { db in
-            Set(try Int64.fetchAll(db, sql: """
+        guard try await hasLiveLocks(now: now) else { return [] }
+        return try lookup { db in
+            Set(try Int64.fetchAll(db.cachedStatement(sql: """
                 WITH RECURSIVE held(id) AS (
-                    SELECT lock.item_id FROM lock JOIN item ON item.id = lock.item_id
+                    SELECT lock.item_id FROM lock CROSS JOIN item ON item.id = lock.item_id
                         WHERE item.domain = ? AND (lock.expires IS NULL OR lock.expires > ?)
                     UNION SELECT item.id FROM item JOIN held ON item.parent_id = held.id
                 )
                 SELECT id FROM held
-                """, arguments: [domain, now.timeIntervalSince1970]))
+                """), arguments: [domain, now.timeIntervalSince1970]))
         }
     }
 

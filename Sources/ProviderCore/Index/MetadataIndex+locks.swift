@@ -21,13 +21,13 @@ extension MetadataIndex {
         guard let item = ancestry.last else { return [] }
         let ancestors = ancestry.dropLast()
         return try lookup { db in
-            var locks = try Row.fetchAll(db, sql: "SELECT \(Lock.columns) FROM lock WHERE item_id = ? AND \(Self.live)",
+            var locks = try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE item_id = ? AND \(Self.live)"),
                                          arguments: [item, now.timeIntervalSince1970]).map(Lock.init(row:))
             if !ancestors.isEmpty {
                 let marks = Array(repeating: "?", count: ancestors.count).joined(separator: ",")
                 var args = StatementArguments(Array(ancestors))
                 args += [now.timeIntervalSince1970]
-                locks += try Row.fetchAll(db, sql: "SELECT \(Lock.columns) FROM lock WHERE depth_infinity = 1 AND item_id IN (\(marks)) AND \(Self.live)",
+                locks += try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE depth_infinity = 1 AND item_id IN (\(marks)) AND \(Self.live)"),
                                           arguments: args).map(Lock.init(row:))
             }
             return locks
@@ -127,9 +127,13 @@ extension MetadataIndex {
     ///
     /// Once no live lock was seen, none can appear but through `insertLock`
     /// (expiry and deletion only remove), so the answer is remembered until
-    /// then and PROPFIND skips this read too. Only `lockdiscovery` relies on
-    /// it; lock enforcement always reads the index. (Valid while one process
-    /// writes the index; a shared index will need its own signal.)
+    /// then PROPFIND's `lockdiscovery`, the uploader's holding back of
+    /// locked files and a write's lock check skip their reads too. A lock
+    /// inserted while one of them looked is the same race as one inserted
+    /// just after; for enforcement there is none, since a write's commit
+    /// and a lock's grant both run under the domain's coordination, and
+    /// `insertLock` clears the answer before it writes. (Valid while one
+    /// process writes the index; a shared index will need its own signal.)
     func hasLiveLocks(now: Date = Date()) async throws -> Bool {
         let before = lockState.withLockedValue { $0 }
         if before.none { return false }

@@ -1,0 +1,95 @@
+import Foundation
+import NIOConcurrencyHelpers
+@testable import ProviderCore
+import Testing
+
+/// A write into a folder whose listing is stale checks its own name
+/// upstream instead of relisting the folder (issue 14: relisting on every
+/// write made a burst of small PUTs quadratic).
+@Suite("Where a write lands, in a stale folder")
+struct WriteTargetTests {
+    /// A fixture whose folder `docs` was listed once and is stale from then
+    /// on (TTL 0), with `names` in it upstream at that listing.
+    private func staleFolder(_ writeMode: WriteMode, names: [String] = []) async throws -> Fixture {
+        let f = try Fixture(ttl: 0, writeMode: writeMode, uploads: UploadPolicy(quietDelay: 0))
+        try FileManager.default.createDirectory(at: f.upstream.appendingPathComponent("docs"), withIntermediateDirectories: true)
+        for name in names { try f.write("listed \(name)", "docs/\(name)") }
+        let docs = try #require(try await f.provider.item(at: ["docs"]))
+        try await f.provider.refreshIfStale(docs)
+        f.store.listed.withLockedValue { $0 = [] }
+        return f
+    }
+
+    @Test("writes into a stale folder never list it, in either write mode", arguments: WriteMode.allCases)
+    func noListingPerWrite(writeMode: WriteMode) async throws {
+        let f = try await staleFolder(writeMode, names: ["old.txt"])
+        defer { f.cleanUp() }
+        for n in 0..<20 { _ = try await f.put("file \(n)", at: ["docs", "f\(n).txt"]) }
+        _ = try await f.put("overwritten", at: ["docs", "old.txt"])
+        #expect(!f.store.listed.withLockedValue { $0 }.contains(["docs"]), "docs was listed by a write")
+        let names = try await f.provider.children(of: try #require(try await f.provider.index.chain(domain: "files", path: ["docs"]).last)).map(\.name)
+        #expect(names == ["f0.txt", "f1.txt", "f10.txt", "f11.txt", "f12.txt", "f13.txt", "f14.txt", "f15.txt", "f16.txt", "f17.txt",
+                          "f18.txt", "f19.txt", "f2.txt", "f3.txt", "f4.txt", "f5.txt", "f6.txt", "f7.txt", "f8.txt", "f9.txt", "old.txt"])
+    }
+
+    @Test("a file made upstream after the folder's listing is overwritten by a write, not kept beside it as a conflict", arguments: WriteMode.allCases)
+    func fileMadeUpstreamSinceTheListing(writeMode: WriteMode) async throws {
+        let f = try await staleFolder(writeMode)
+        defer { f.cleanUp() }
+        try f.write("made upstream", "docs/new.txt")
+        _ = try await f.put("ours", at: ["docs", "new.txt"])
+        try await f.provider.flushAllUploads()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.appendingPathComponent("docs").path) == ["new.txt"])
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("docs/new.txt"), encoding: .utf8) == "ours")
+    }
+
+    @Test("a file changed upstream after the listing is overwritten by a write, and its stale copy is not served meanwhile", arguments: WriteMode.allCases)
+    func fileChangedUpstreamSinceTheListing(writeMode: WriteMode) async throws {
+        let f = try await staleFolder(writeMode, names: ["a.txt"])
+        defer { f.cleanUp() }
+        try f.write("changed upstream, longer", "docs/a.txt")
+        let written = try await f.put("ours", at: ["docs", "a.txt"])
+        #expect(written.size == 4)
+        try await f.provider.flushAllUploads()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.appendingPathComponent("docs").path) == ["a.txt"])
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("docs/a.txt"), encoding: .utf8) == "ours")
+    }
+
+    @Test("a write into a folder deleted upstream since its listing is refused, and the folder is forgotten", arguments: WriteMode.allCases)
+    func folderDeletedUpstream(writeMode: WriteMode) async throws {
+        let f = try await staleFolder(writeMode, names: ["a.txt"])
+        defer { f.cleanUp() }
+        try FileManager.default.removeItem(at: f.upstream.appendingPathComponent("docs"))
+        await #expect(throws: ProviderError.parentMissing) { _ = try await f.put("ours", at: ["docs", "b.txt"]) }
+        #expect(try await f.provider.index.chain(domain: "files", path: ["docs"]).count == 1, "only the root is left")
+        #expect(try await f.provider.index.pendingUploads(domain: "files") == 0)
+    }
+
+    @Test("a file deleted upstream since the listing is written anew, with no conflict copy", arguments: WriteMode.allCases)
+    func fileDeletedUpstream(writeMode: WriteMode) async throws {
+        let f = try await staleFolder(writeMode, names: ["a.txt"])
+        defer { f.cleanUp() }
+        try FileManager.default.removeItem(at: f.upstream.appendingPathComponent("docs/a.txt"))
+        _ = try await f.put("ours", at: ["docs", "a.txt"])
+        try await f.provider.flushAllUploads()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.appendingPathComponent("docs").path) == ["a.txt"])
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("docs/a.txt"), encoding: .utf8) == "ours")
+    }
+
+    @Test("while the upstream is unreachable, a write-back write into a stale folder is taken from what the index knows")
+    func upstreamDown() async throws {
+        let f = try await staleFolder(.back, names: ["a.txt"])
+        defer { f.cleanUp() }
+        f.store.failing.withLockedValue { $0 = ["stat": .unreachable("down"), "list": .unreachable("down")] }
+        let item = try await f.put("ours", at: ["docs", "b.txt"])
+        #expect(item.dirty)
+        #expect(try await f.provider.index.pendingUploads(domain: "files") == 1)
+    }
+}
+
+extension Provider {
+    /// Every write of the journal delivered now (none in write-through).
+    func flushAllUploads() async throws {
+        try await flushUploads(under: try await root())
+    }
+}
