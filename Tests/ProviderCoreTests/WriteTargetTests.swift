@@ -76,6 +76,17 @@ struct WriteTargetTests {
         #expect(try String(contentsOf: f.upstream.appendingPathComponent("docs/a.txt"), encoding: .utf8) == "ours")
     }
 
+    @Test("the first write into a folder never listed lists it: a file already there upstream is overwritten, not kept beside", arguments: WriteMode.allCases)
+    func folderNeverListed(writeMode: WriteMode) async throws {
+        let f = try Fixture(ttl: 0, writeMode: writeMode, uploads: UploadPolicy(quietDelay: 0))
+        defer { f.cleanUp() }
+        try f.write("upstream's", "a.txt")
+        _ = try await f.put("ours", at: ["a.txt"])
+        try await f.provider.flushAllUploads()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.path) == ["a.txt"])
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("a.txt"), encoding: .utf8) == "ours")
+    }
+
     @Test("while the upstream is unreachable, a write-back write into a stale folder is taken from what the index knows")
     func upstreamDown() async throws {
         let f = try await staleFolder(.back, names: ["a.txt"])

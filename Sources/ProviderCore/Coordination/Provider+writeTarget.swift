@@ -28,7 +28,11 @@ extension Provider {
            let target = try await checkedTarget(name, in: folder, at: folderPath) {
             return target
         }
-        guard let folder = try await item(at: folderPath), folder.isFolder else { throw ProviderError.parentMissing }
+        // The folder's own listing too, as resolving the target's path would
+        // (a folder never listed knows none of its members yet).
+        guard let folder = try await item(at: folderPath), folder.isFolder, try await refreshIfStale(folder) else {
+            throw ProviderError.parentMissing
+        }
         return WriteTarget(folder: folder, existing: try await index.child(of: folder.id, named: name))
     }
 
