@@ -40,8 +40,7 @@ extension Provider {
     func recordWrite(_ request: WriteRequest, outbox name: String, parent: Item, existing: Item?) async throws -> WriteOutcome {
         if let budget = uploads.dirtyBudget {
             // What an item's newer write replaces no longer counts.
-            let pending = try await index.newestEntries(domain: domain)
-                .filter { $0.itemID != existing?.id }.reduce(0) { $0 + $1.size }
+            let pending = try await index.pendingBytes(domain: domain, except: existing?.id)
             guard pending + request.size <= budget else {
                 throw ProviderError.dirtyBudgetExceeded(pending: pending, budget: budget)
             }

@@ -114,6 +114,18 @@ extension MetadataIndex {
         }
     }
 
+    /// The bytes of the newest write of each item waiting for upload, but
+    /// `item`'s: what the dirty budget counts, asked by every write while a
+    /// budget is set, so summed where the rows are.
+    func pendingBytes(domain: String, except item: Int64?) async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(db.cachedStatement(sql: """
+                SELECT COALESCE(SUM(size), 0) FROM journal j
+                WHERE domain = ? AND item_id IS NOT ? AND seq = (SELECT MAX(seq) FROM journal WHERE item_id = j.item_id)
+                """), arguments: [domain, item]) ?? 0
+        }
+    }
+
     /// Every entry of the domain, oldest first (status, recovery).
     func journal(domain: String) async throws -> [JournalEntry] {
         try await pool.read { db in
