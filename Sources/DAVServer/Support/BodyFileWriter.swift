@@ -26,12 +26,13 @@ struct BodyFileWriter {
     }
 
     /// Streams `body` into `url` (created, must not exist). On any error the
-    /// file is removed and the error rethrown.
+    /// file is removed and the error rethrown. The file is created in the
+    /// hop of its first write, not on the event loop: on a busy disk the
+    /// inode allocation alone can take milliseconds, and a small body's one
+    /// hop then does both.
     static func write<Body: AsyncSequence>(_ body: Body, to url: URL, inlineLimit: Int = 0) async throws -> Written
     where Body.Element == ByteBuffer {
-        let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw FileDescriptor.error("cannot create upload file", errno) }
-        let file = FileDescriptor(fd)
+        var file: FileDescriptor?
         do {
             var total: Int64 = 0
             // The request's own buffers, gathered (not copied) until about
@@ -39,28 +40,40 @@ struct BodyFileWriter {
             var pending: [ByteBuffer] = []
             var pendingBytes = 0
             var hash = Insecure.SHA1()
+            func flush() async throws {
+                let opened = file, buffers = pending
+                let (descriptor, written) = try await blocking { () throws -> (FileDescriptor, Int64) in
+                    let descriptor = try opened ?? FileDescriptor.create(url)
+                    do {
+                        return (descriptor, try descriptor.writeNow(buffers))
+                    } catch {
+                        if opened == nil { unlink(url.path) }
+                        throw error
+                    }
+                }
+                file = descriptor
+                total += written
+                pending.removeAll(keepingCapacity: true)
+                pendingBytes = 0
+            }
             for try await chunk in body {
                 chunk.withUnsafeReadableBytes { hash.update(bufferPointer: $0) }
                 pending.append(chunk)
                 pendingBytes += chunk.readableBytes
-                if pendingBytes >= bufferSize {
-                    total += try await file.write(pending)
-                    pending.removeAll(keepingCapacity: true)
-                    pendingBytes = 0
-                }
+                if pendingBytes >= bufferSize { try await flush() }
             }
             var content: Data?
             if total == 0 && pendingBytes <= inlineLimit {
                 content = Data(capacity: pendingBytes)
                 for buffer in pending { buffer.withUnsafeReadableBytes { content?.append(contentsOf: $0) } }
             }
-            if pendingBytes > 0 {
-                total += try await file.write(pending)
-            }
-            if content == nil { try await file.sync() }
+            // Also for an empty body: the file is made here then.
+            if pendingBytes > 0 || file == nil { try await flush() }
+            if content == nil { try await file?.sync() }
             return Written(count: total, sha1: hash.finalize().map { String(format: "%02x", $0) }.joined(), content: content)
         } catch {
-            unlink(url.path)
+            // Only a file this call made (another's with the name stays).
+            if file != nil { unlink(url.path) }
             throw error
         }
     }

@@ -37,26 +37,33 @@ final class FileDescriptor: Sendable {
         return buffer
     }
 
-    /// Appends the buffers in order, in one hop; returns the byte count.
-    func write(_ buffers: [ByteBuffer]) async throws -> Int64 {
-        try await blocking {
-            var total: Int64 = 0
-            for buffer in buffers {
-                total += try buffer.withUnsafeReadableBytes { raw in
-                    var done = 0
-                    while done < raw.count {
-                        let n = Glibc.write(self.fd, raw.baseAddress! + done, raw.count - done)
-                        if n < 0 {
-                            if errno == EINTR { continue }
-                            throw Self.error("cannot write upload file", errno)
-                        }
-                        done += n
+    /// A new file (it must not exist), for writing. Blocking: on a busy
+    /// disk the inode allocation alone can take milliseconds.
+    static func create(_ url: URL) throws -> FileDescriptor {
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw error("cannot create upload file", errno) }
+        return FileDescriptor(fd)
+    }
+
+    /// Appends the buffers in order on the calling thread (a blocking
+    /// one); returns the byte count.
+    func writeNow(_ buffers: [ByteBuffer]) throws -> Int64 {
+        var total: Int64 = 0
+        for buffer in buffers {
+            total += try buffer.withUnsafeReadableBytes { raw in
+                var done = 0
+                while done < raw.count {
+                    let n = Glibc.write(self.fd, raw.baseAddress! + done, raw.count - done)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        throw Self.error("cannot write upload file", errno)
                     }
-                    return Int64(done)
+                    done += n
                 }
+                return Int64(done)
             }
-            return total
         }
+        return total
     }
 
     func sync() async throws {
