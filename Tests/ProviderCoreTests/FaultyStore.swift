@@ -60,7 +60,11 @@ final class FaultyStore: UpstreamStore {
         return nil
     }
 
+    /// The paths stat'ed, in order.
+    let statted = NIOLockedValueBox<[ItemPath]>([])
+
     func stat(_ path: ItemPath) async throws -> UpstreamEntry? {
+        statted.withLockedValue { $0.append(path) }
         try check("stat")
         return try await base.stat(path)
     }

@@ -87,6 +87,29 @@ struct WriteTargetTests {
         #expect(try String(contentsOf: f.upstream.appendingPathComponent("a.txt"), encoding: .utf8) == "ours")
     }
 
+    @Test("a write's commit trusts the check made before its body for the listing TTL, and asks the upstream again after it")
+    func commitTrustsARecentCheck() async throws {
+        let f = try Fixture(ttl: 1, writeMode: .back)
+        defer { f.cleanUp() }
+        try FileManager.default.createDirectory(at: f.upstream.appendingPathComponent("docs"), withIntermediateDirectories: true)
+        try await f.provider.refreshIfStale(try #require(try await f.provider.item(at: ["docs"])))
+        try await Task.sleep(for: .milliseconds(1100))
+        f.store.statted.withLockedValue { $0 = [] }
+        func write(_ name: String, checked: ContinuousClock.Instant) async throws {
+            let file = f.provider.newWriteFile()
+            try Data("ours".utf8).write(to: file)
+            _ = try await f.provider.write(WriteRequest(path: ["docs", name], file: file, size: 4, conditions: .unconditional,
+                                                        targetChecked: checked))
+        }
+        let checked = ContinuousClock.now
+        _ = try await f.provider.writeTarget(["docs", "a.txt"])
+        #expect(f.store.statted.withLockedValue { $0 } == [["docs", "a.txt"], ["docs"]], "the name, then its folder")
+        try await write("a.txt", checked: checked)
+        #expect(f.store.statted.withLockedValue { $0 }.count == 2, "the commit asked the upstream again")
+        try await write("b.txt", checked: .now - .seconds(2))
+        #expect(f.store.statted.withLockedValue { $0 }.suffix(2) == [["docs", "b.txt"], ["docs"]], "a check older than the TTL is made again")
+    }
+
     @Test("while the upstream is unreachable, a write-back write into a stale folder is taken from what the index knows")
     func upstreamDown() async throws {
         let f = try await staleFolder(.back, names: ["a.txt"])

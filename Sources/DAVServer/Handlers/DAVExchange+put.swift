@@ -19,6 +19,7 @@ extension DAVExchange {
         if headers[.contentRange] != nil {
             throw DAVError.badRequest("partial PUT (Content-Range) is not supported; send the whole content")
         }
+        let targetChecked = ContinuousClock.now
         let target = try await provider.writeTarget(itemPath)
         let existing = target.existing, parent = target.folder
         if existing?.isFolder == true {
@@ -62,7 +63,8 @@ extension DAVExchange {
         }
         let outcome = try await provider.write(WriteRequest(
             path: itemPath, file: file, size: written, checksum: body.checksum,
-            modified: ownCloud.mtime.map { Date(timeIntervalSince1970: $0) }, conditions: conditions, content: body.content))
+            modified: ownCloud.mtime.map { Date(timeIntervalSince1970: $0) }, conditions: conditions, content: body.content,
+            targetChecked: targetChecked))
         logTransfer(context, "PUT", path.href(collection: false), bytes: written, since: started)
         ServerMetrics.bytesReceived.increment(by: written)
         var fields = HTTPFields()

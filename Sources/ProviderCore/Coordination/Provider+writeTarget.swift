@@ -20,13 +20,18 @@ extension Provider {
     /// still is. Whatever else (a folder never listed or not known, a name
     /// deleted upstream or of another kind there) is resolved as a read
     /// resolves it. Throws `parentMissing` when there is no folder.
-    public func writeTarget(_ path: ItemPath) async throws -> WriteTarget {
+    /// - Parameter checked: when this path was checked so before (a PUT's
+    ///   checks before its body): within the listing TTL of that, the index
+    ///   is trusted for it, as a read trusts a listing.
+    public func writeTarget(_ path: ItemPath, checked: ContinuousClock.Instant? = nil) async throws -> WriteTarget {
         guard let name = path.last else { throw ProviderError.wrongKind }
         let folderPath = Array(path.dropLast())
         let chain = try await index.chain(domain: domain, path: folderPath)
-        if chain.count == path.count, let folder = chain.last, folder.isFolder, folder.listedAt != nil, !isFresh(folder),
-           let target = try await checkedTarget(name, in: folder, at: folderPath) {
-            return target
+        if chain.count == path.count, let folder = chain.last, folder.isFolder, folder.listedAt != nil, !isFresh(folder) {
+            if let checked, ContinuousClock.now - checked < .seconds(listingTTL) {
+                return WriteTarget(folder: folder, existing: try await index.child(of: folder.id, named: name))
+            }
+            if let target = try await checkedTarget(name, in: folder, at: folderPath) { return target }
         }
         // The folder's own listing too, as resolving the target's path would
         // (a folder never listed knows none of its members yet).
