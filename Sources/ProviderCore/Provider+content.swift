@@ -94,7 +94,7 @@ extension Provider {
     /// The commit of a write, under the domain's coordination (`commit`).
     private func commitCoordinated(_ request: WriteRequest) async throws -> WriteOutcome {
         let path = request.path
-        let target = try await writeTarget(path, checked: request.targetChecked)
+        let target = try await writeTarget(path)
         let parent = target.folder
         var existing = target.existing
         if existing?.isFolder == true { throw ProviderError.wrongKind }

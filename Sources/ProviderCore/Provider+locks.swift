@@ -33,7 +33,8 @@ extension Provider {
 
     /// Whether any unexpired lock exists (in any domain of the index):
     /// PROPFIND skips the per-item lookups of `lockdiscovery` when none
-    /// does, the common case. Lock enforcement never relies on it.
+    /// does, the common case (as a write's lock check does; see
+    /// `MetadataIndex.hasLiveLocks` for why that is safe).
     public func hasLiveLocks() async throws -> Bool {
         try await index.hasLiveLocks()
     }

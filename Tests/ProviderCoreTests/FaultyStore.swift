@@ -63,10 +63,16 @@ final class FaultyStore: UpstreamStore {
     /// The paths stat'ed, in order.
     let statted = NIOLockedValueBox<[ItemPath]>([])
 
+    /// Runs after a stat read the upstream and before it answers: a change
+    /// landing while the answer is on its way.
+    let afterStat = NIOLockedValueBox<(@Sendable (ItemPath) async throws -> Void)?>(nil)
+
     func stat(_ path: ItemPath) async throws -> UpstreamEntry? {
         statted.withLockedValue { $0.append(path) }
         try check("stat")
-        return try await base.stat(path)
+        let entry = try await base.stat(path)
+        if let hook = afterStat.withLockedValue({ $0 }) { try await hook(path) }
+        return entry
     }
     func fetch(_ path: ItemPath, range: ClosedRange<Int64>?, into destination: URL,
                observer: FetchObserver) async throws -> UpstreamEntry {

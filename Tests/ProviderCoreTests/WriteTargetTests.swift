@@ -87,27 +87,41 @@ struct WriteTargetTests {
         #expect(try String(contentsOf: f.upstream.appendingPathComponent("a.txt"), encoding: .utf8) == "ours")
     }
 
-    @Test("a write's commit trusts the check made before its body for the listing TTL, and asks the upstream again after it")
-    func commitTrustsARecentCheck() async throws {
-        let f = try Fixture(ttl: 1, writeMode: .back)
+    @Test("a PUT's checks before its body ask the upstream nothing; its commit asks about the name, and the folder when the name is free")
+    func onlyTheCommitAsks() async throws {
+        let f = try await staleFolder(.back)
         defer { f.cleanUp() }
-        try FileManager.default.createDirectory(at: f.upstream.appendingPathComponent("docs"), withIntermediateDirectories: true)
-        try await f.provider.refreshIfStale(try #require(try await f.provider.item(at: ["docs"])))
-        try await Task.sleep(for: .milliseconds(1100))
         f.store.statted.withLockedValue { $0 = [] }
-        func write(_ name: String, checked: ContinuousClock.Instant) async throws {
-            let file = f.provider.newWriteFile()
-            try Data("ours".utf8).write(to: file)
-            _ = try await f.provider.write(WriteRequest(path: ["docs", name], file: file, size: 4, conditions: .unconditional,
-                                                        targetChecked: checked))
+        let before = try await f.provider.writeTarget(["docs", "a.txt"], checkingUpstream: false)
+        #expect(before.existing == nil)
+        #expect(f.store.statted.withLockedValue { $0 }.isEmpty)
+        _ = try await f.put("ours", at: ["docs", "a.txt"])
+        #expect(f.store.statted.withLockedValue { $0 } == [["docs", "a.txt"], ["docs"]])
+    }
+
+    @Test("an upload finishing while a commit's stat is on its way: the older answer is not applied, and the next upload is no conflict")
+    func statOlderThanAnUpload() async throws {
+        let f = try await staleFolder(.back, names: ["a.txt"])
+        defer { f.cleanUp() }
+        _ = try await f.put("first", at: ["docs", "a.txt"])
+        // The second write's stat reads the upstream before the first write
+        // is uploaded; the upload lands before the stat's answer is applied.
+        let fired = NIOLockedValueBox(false)
+        let provider = f.provider
+        f.store.afterStat.withLockedValue {
+            $0 = { path in
+                guard path == ["docs", "a.txt"], !fired.withLockedValue({ $0 }) else { return }
+                fired.withLockedValue { $0 = true }
+                try await provider.flushAllUploads()
+            }
         }
-        let checked = ContinuousClock.now
-        _ = try await f.provider.writeTarget(["docs", "a.txt"])
-        #expect(f.store.statted.withLockedValue { $0 } == [["docs", "a.txt"], ["docs"]], "the name, then its folder")
-        try await write("a.txt", checked: checked)
-        #expect(f.store.statted.withLockedValue { $0 }.count == 2, "the commit asked the upstream again")
-        try await write("b.txt", checked: .now - .seconds(2))
-        #expect(f.store.statted.withLockedValue { $0 }.suffix(2) == [["docs", "b.txt"], ["docs"]], "a check older than the TTL is made again")
+        _ = try await f.put("second", at: ["docs", "a.txt"])
+        f.store.afterStat.withLockedValue { $0 = nil }
+        #expect(fired.withLockedValue { $0 })
+        try await f.provider.flushAllUploads()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.appendingPathComponent("docs").path) == ["a.txt"],
+                "no conflict copy")
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("docs/a.txt"), encoding: .utf8) == "second")
     }
 
     @Test("while the upstream is unreachable, a write-back write into a stale folder is taken from what the index knows")

@@ -19,8 +19,8 @@ extension DAVExchange {
         if headers[.contentRange] != nil {
             throw DAVError.badRequest("partial PUT (Content-Range) is not supported; send the whole content")
         }
-        let targetChecked = ContinuousClock.now
-        let target = try await provider.writeTarget(itemPath)
+        // What the index knows; the commit checks the upstream.
+        let target = try await provider.writeTarget(itemPath, checkingUpstream: false)
         let existing = target.existing, parent = target.folder
         if existing?.isFolder == true {
             throw DAVError(.methodNotAllowed, "PUT on a collection")
@@ -63,8 +63,7 @@ extension DAVExchange {
         }
         let outcome = try await provider.write(WriteRequest(
             path: itemPath, file: file, size: written, checksum: body.checksum,
-            modified: ownCloud.mtime.map { Date(timeIntervalSince1970: $0) }, conditions: conditions, content: body.content,
-            targetChecked: targetChecked))
+            modified: ownCloud.mtime.map { Date(timeIntervalSince1970: $0) }, conditions: conditions, content: body.content))
         logTransfer(context, "PUT", path.href(collection: false), bytes: written, since: started)
         ServerMetrics.bytesReceived.increment(by: written)
         var fields = HTTPFields()

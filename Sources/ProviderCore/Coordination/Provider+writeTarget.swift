@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 /// Where a write lands: its folder and what is at its name now.
 extension Provider {
@@ -8,27 +9,29 @@ extension Provider {
         public var existing: Item?
     }
 
-    /// The folder and the current item of a write's path: PUT's checks
-    /// before the body, and the commit under the domain's coordination.
+    /// The folder and the current item of a write's path.
     ///
     /// A write does not relist a folder whose listing is stale, as a read
     /// does. Relisting on every write made a burst of small PUTs quadratic:
     /// each PUT's refresh of the growing folder was cut short by the next
     /// PUT or by an upload finishing, so the next PUT listed it again (issue
-    /// 14). One upstream stat of the name brings the index up to date for
-    /// it instead, and when nothing is there, a second shows the folder
-    /// still is. Whatever else (a folder never listed or not known, a name
-    /// deleted upstream or of another kind there) is resolved as a read
-    /// resolves it. Throws `parentMissing` when there is no folder.
-    /// - Parameter checked: when this path was checked so before (a PUT's
-    ///   checks before its body): within the listing TTL of that, the index
-    ///   is trusted for it, as a read trusts a listing.
-    public func writeTarget(_ path: ItemPath, checked: ContinuousClock.Instant? = nil) async throws -> WriteTarget {
+    /// 14). What the index knows of a stale folder is used instead, and the
+    /// commit (`checkingUpstream`, under the domain's coordination) first
+    /// brings the index up to date for the one name with an upstream stat,
+    /// and a second of the folder when the name is free there. Whatever else
+    /// (a folder never listed or not known, a name deleted upstream or of
+    /// another kind there) is resolved as a read resolves it. Throws
+    /// `parentMissing` when there is no folder.
+    /// - Parameter checkingUpstream: false for a PUT's checks before its
+    ///   body: they change nothing (the commit checks again anyway), since
+    ///   outside the coordination a stat's answer could be older than what a
+    ///   concurrent commit or upload records meanwhile.
+    public func writeTarget(_ path: ItemPath, checkingUpstream: Bool = true) async throws -> WriteTarget {
         guard let name = path.last else { throw ProviderError.wrongKind }
         let folderPath = Array(path.dropLast())
         let chain = try await index.chain(domain: domain, path: folderPath)
         if chain.count == path.count, let folder = chain.last, folder.isFolder, folder.listedAt != nil, !isFresh(folder) {
-            if let checked, ContinuousClock.now - checked < .seconds(listingTTL) {
+            guard checkingUpstream else {
                 return WriteTarget(folder: folder, existing: try await index.child(of: folder.id, named: name))
             }
             if let target = try await checkedTarget(name, in: folder, at: folderPath) { return target }
@@ -42,8 +45,13 @@ extension Provider {
     }
 
     /// The target in a stale folder after one or two stats; nil when the
-    /// folder needs a read's resolution.
+    /// folder needs a read's resolution. Under the domain's coordination, so
+    /// no local namespace change runs meanwhile; an upload finishing does
+    /// (it marks the generation), and then the stats may predate what it
+    /// recorded: they are not applied, as a listing's page would not be,
+    /// and the index's view stands (the upload is conditional anyway).
     private func checkedTarget(_ name: String, in folder: Item, at folderPath: ItemPath) async throws -> WriteTarget? {
+        let before = generation.withLockedValue { $0 }
         let entry: UpstreamEntry?
         do {
             entry = try await upstream { try await store.stat(folderPath + [name]) }
@@ -54,10 +62,13 @@ extension Provider {
                            metadata: ["path": "\(Self.display(folderPath + [name]))", "error": "\(error)"])
             return WriteTarget(folder: folder, existing: try await index.child(of: folder.id, named: name))
         }
-        // Under the listings' lock: a refresh applying a page of this
-        // folder meanwhile would otherwise race the insert below.
+        // Under the listings' lock: the generation check, and no page of
+        // this folder applied between it and the change below.
         let (target, stale): (WriteTarget?, [Int64]) = try await listingApplication.withLock {
             let existing = try await index.child(of: folder.id, named: name)
+            guard before == generation.withLockedValue({ $0 }) else {
+                return (WriteTarget(folder: folder, existing: existing), [])
+            }
             switch (existing, entry) {
             case (nil, nil):
                 return (WriteTarget(folder: folder, existing: nil), [])

@@ -26,11 +26,6 @@ public struct WriteRequest: Sendable {
     /// when the file was not fsynced: the journal keeps them durable in its
     /// grouped commit instead of an fsync of the file for each write.
     public var content: Data?
-    /// When the server asked `Provider.writeTarget` about this path before
-    /// receiving the body. For `listingTTL` from then, the commit trusts
-    /// what that check put in the index, as a read trusts a listing, and
-    /// does not ask the upstream again (two requests per PUT on S3).
-    public var targetChecked: ContinuousClock.Instant?
     /// Write-back: the name `file` was moved to in the outbox, before the
     /// commit (set by the provider).
     var outbox: String?
@@ -39,9 +34,8 @@ public struct WriteRequest: Sendable {
     var lock: Lock?
 
     public init(path: ItemPath, file: URL, size: Int64, checksum: String? = nil, modified: Date? = nil,
-                conditions: WriteConditions, content: Data? = nil, targetChecked: ContinuousClock.Instant? = nil) {
+                conditions: WriteConditions, content: Data? = nil) {
         self.path = path
-        self.targetChecked = targetChecked
         self.content = content
         self.file = file
         self.size = size

@@ -258,7 +258,7 @@ extension MetadataIndex {
     /// of small uploads spent a fifth of the server's CPU here (issue 14).
     func lockedItems(domain: String, now: Date = Date()) async throws -> Set<Int64> {
         guard try await hasLiveLocks(now: now) else { return [] }
-        return try lookup { db in
+        return try await pool.read { db in
             Set(try Int64.fetchAll(db.cachedStatement(sql: """
                 WITH RECURSIVE held(id) AS (
                     SELECT lock.item_id FROM lock CROSS JOIN item ON item.id = lock.item_id

@@ -27,7 +27,7 @@ extension MetadataIndex {
                 let marks = Array(repeating: "?", count: ancestors.count).joined(separator: ",")
                 var args = StatementArguments(Array(ancestors))
                 args += [now.timeIntervalSince1970]
-                locks += try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE depth_infinity = 1 AND item_id IN (\(marks)) AND \(Self.live)"),
+                locks += try Row.fetchAll(db.makeStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE depth_infinity = 1 AND item_id IN (\(marks)) AND \(Self.live)"),
                                           arguments: args).map(Lock.init(row:))
             }
             return locks
@@ -54,10 +54,15 @@ extension MetadataIndex {
     /// Inserts a lock after checking for conflicts in the same transaction,
     /// so two clients racing for an exclusive lock cannot both win.
     func insertLock(_ lock: Lock, ancestry: [Int64], now: Date = Date()) async throws {
-        lockState.withLockedValue { state in
+        // Before the write and again after it: a `hasLiveLocks` that read
+        // the table while this insert was on its way must not remember
+        // "none" past the commit (lock checks rely on it).
+        let marked = { self.lockState.withLockedValue { state in
             state.none = false
             state.insertions &+= 1
-        }
+        } }
+        marked()
+        defer { marked() }
         try await write { db in
             let t = now.timeIntervalSince1970
             try db.execute(sql: "DELETE FROM lock WHERE expires IS NOT NULL AND expires <= ?", arguments: [t])
@@ -132,8 +137,10 @@ extension MetadataIndex {
     /// inserted while one of them looked is the same race as one inserted
     /// just after; for enforcement there is none, since a write's commit
     /// and a lock's grant both run under the domain's coordination, and
-    /// `insertLock` clears the answer before it writes. (Valid while one
-    /// process writes the index; a shared index will need its own signal.)
+    /// `insertLock` clears the answer before it writes and again once it
+    /// committed (a read that overlapped the insert cannot leave "none"
+    /// behind). (Valid while one process writes the index; a shared index
+    /// will need its own signal.)
     func hasLiveLocks(now: Date = Date()) async throws -> Bool {
         let before = lockState.withLockedValue { $0 }
         if before.none { return false }
