@@ -32,7 +32,7 @@ extension Provider {
         let chain = try await index.chain(domain: domain, path: folderPath)
         if chain.count == path.count, let folder = chain.last, folder.isFolder, folder.listedAt != nil, !isFresh(folder) {
             guard checkingUpstream else {
-                return WriteTarget(folder: folder, existing: try await index.child(of: folder.id, named: name))
+                return try await indexed(name, in: folder)
             }
             if let target = try await checkedTarget(name, in: folder, at: folderPath) { return target }
         }
@@ -41,7 +41,12 @@ extension Provider {
         guard let folder = try await item(at: folderPath), folder.isFolder, try await refreshIfStale(folder) else {
             throw ProviderError.parentMissing
         }
-        return WriteTarget(folder: folder, existing: try await index.child(of: folder.id, named: name))
+        return try await indexed(name, in: folder)
+    }
+
+    /// The target as the index knows it, asking the upstream nothing.
+    private func indexed(_ name: String, in folder: Item) async throws -> WriteTarget {
+        WriteTarget(folder: folder, existing: try await index.child(of: folder.id, named: name))
     }
 
     /// The target in a stale folder after one or two stats; nil when the
@@ -60,7 +65,7 @@ extension Provider {
             // As a refresh that fails: the last known listing stands.
             logger.warning("cannot check the target of a write upstream; using the last known listing",
                            metadata: ["path": "\(Self.display(folderPath + [name]))", "error": "\(error)"])
-            return WriteTarget(folder: folder, existing: try await index.child(of: folder.id, named: name))
+            return try await indexed(name, in: folder)
         }
         // Under the listings' lock: the generation check, and no page of
         // this folder applied between it and the change below.
