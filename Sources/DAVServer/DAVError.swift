@@ -39,15 +39,16 @@ struct DAVError: Error {
 
     /// A name the upstream cannot hold: 414 when the request URI names it
     /// too long, 400 for a control character or when it came in a
-    /// Destination header (the URI itself was fine). The condition, in
+    /// Destination header (the URI itself was fine), 403 for the name of
+    /// davgate's trash. The condition, in
     /// davgate's namespace, says which limit.
     static func nameRefused(_ violation: NameViolation, inDestination: Bool) -> DAVError {
-        let tooLong: Bool
+        let status: HTTPResponse.Status
         switch violation {
-        case .controlCharacter: tooLong = false
-        case .nameTooLong, .pathTooLong: tooLong = true
+        case .controlCharacter: status = .badRequest
+        case .nameTooLong, .pathTooLong: status = inDestination ? .badRequest : .uriTooLong
+        case .reserved: status = .forbidden
         }
-        let status: HTTPResponse.Status = tooLong && !inDestination ? .uriTooLong : .badRequest
         return DAVError(status, violation.description, condition: XMLName(DAVNamespace.davgate, violation.condition))
     }
 

@@ -112,6 +112,11 @@ struct DAVResponder: HTTPResponder {
             error.headers[.allow] = Self.readOnlyMethods
             throw error
         }
+        // The domain's trash folder upstream: hidden from reads (404 from
+        // the index, which never holds it), refused to writes with the reason.
+        if parsed.path.segments.count > 1, parsed.path.segments[1] == TrashLayout.folderName, Self.writeMethods.contains(request.method.rawValue) {
+            throw DAVError.nameRefused(.reserved(name: TrashLayout.folderName), inDestination: false)
+        }
         let exchange = DAVExchange(request: request, context: context, settings: settings, user: user,
                                    path: parsed.path, trailingSlash: parsed.trailingSlash, provider: provider,
                                    permission: permission)

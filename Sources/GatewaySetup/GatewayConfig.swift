@@ -149,13 +149,17 @@ public struct DomainSettings: Sendable {
     /// The line of `upstream` in the file, for a refusal at start that
     /// only the upstream can give (S3's `NoSuchBucket`).
     public var upstreamLine: Int?
+    /// `trash = true` (default) with `trash_retention` (default 30 days)
+    /// and `trash_budget` (default: no limit): a DELETE moves into the
+    /// domain's trash upstream; nil (`trash = false`) destroys at once.
+    public var trash: TrashPolicy?
 
     public init(name: String, upstream: UpstreamLocation, listingTTL: Double, revalidate: Revalidation = .listing,
                 folderETags: Bool = false, keepLocal: [String] = [], cacheBudget: CacheBudget = CacheBudget(),
                 writeMode: WriteMode = .back, uploads: UploadPolicy = UploadPolicy(), mirrorLocks: Bool = false,
                 credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
                 users: [String: DomainAccess]? = nil, upstreamFileMode: UInt32 = 0o644, upstreamFolderMode: UInt32 = 0o755,
-                upstreamLine: Int? = nil, refreshInterval: Double = 300) {
+                upstreamLine: Int? = nil, refreshInterval: Double = 300, trash: TrashPolicy? = TrashPolicy()) {
         self.name = name
         self.upstream = upstream
         self.listingTTL = listingTTL
@@ -174,6 +178,7 @@ public struct DomainSettings: Sendable {
         self.upstreamFileMode = upstreamFileMode
         self.upstreamFolderMode = upstreamFolderMode
         self.upstreamLine = upstreamLine
+        self.trash = trash
     }
 }
 

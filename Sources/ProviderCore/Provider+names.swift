@@ -8,8 +8,16 @@ extension Provider {
     /// from the upstream or was admitted here. Pure and cheap, so a handler
     /// may ask before it reads a body; every creating call asks again.
     public func admit(_ path: ItemPath) throws(ProviderError) {
+        try refuseReserved(path)
         if let violation = store.nameRules.violation(of: path) {
             throw .nameRefused(violation)
         }
+    }
+
+    /// The trash folder and anything below it are no place for a client's
+    /// write: refused with the reason before a parent is even looked for
+    /// (which would answer a vaguer 409).
+    func refuseReserved(_ path: ItemPath) throws(ProviderError) {
+        if ReservedNameFilter.isReserved(path) { throw .nameRefused(.reserved(name: TrashLayout.folderName)) }
     }
 }

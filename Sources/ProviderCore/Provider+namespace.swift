@@ -8,6 +8,7 @@ extension Provider {
     /// LOCK granted after the server's early check still stops it.
     public func makeFolder(at path: ItemPath, conditions: WriteConditions = .unconditional) async throws -> Item {
         guard let name = path.last else { throw ProviderError.exists }
+        try refuseReserved(path)
         return try await mutate {
             guard let parent = try await item(at: Array(path.dropLast())), parent.isFolder else {
                 throw ProviderError.parentMissing
@@ -20,12 +21,18 @@ extension Provider {
         }
     }
 
-    /// Deletes a file, or a folder with everything below it.
-    public func delete(at path: ItemPath, conditions: WriteConditions = .unconditional) async throws {
+    /// Deletes a file, or a folder with everything below it: into the
+    /// trash when the domain keeps one (`Provider+trash`).
+    /// - Parameter user: who deleted it, for the trash's entry.
+    public func delete(at path: ItemPath, conditions: WriteConditions = .unconditional, by user: String? = nil) async throws {
         try await mutate {
             guard !path.isEmpty, let target = try await item(at: path) else { throw ProviderError.notFound }
             try await checkRemoval(conditions, of: target, judged: true)
-            try await removeBoth(target, at: path)
+            if try await keepsTrash() {
+                try await moveToTrash(target, at: path, by: user)
+            } else {
+                try await removeBoth(target, at: path)
+            }
         }
     }
 
@@ -123,6 +130,7 @@ extension Provider {
         guard !destination.isEmpty,
               !destination.starts(with: source), !source.starts(with: destination)
         else { throw ProviderError.overlapping }
+        try refuseReserved(destination)
         guard let parent = try await self.item(at: Array(destination.dropLast())), parent.isFolder else {
             throw ProviderError.parentMissing
         }

@@ -17,6 +17,14 @@ public final class Provider: Sendable {
     /// the cache in step, so no caller reads an item, a lock or a file
     /// past them.
     let store: any UpstreamStore
+    /// The store with the trash folder in it (`store` hides it); only the
+    /// trash's own methods use it.
+    let trashStore: any UpstreamStore
+    /// What the domain keeps of deletions; nil when it destroys them.
+    public let trashPolicy: TrashPolicy?
+    /// When the trash's entries were last compared with the upstream.
+    let trashListedAt = NIOLockedValueBox<Date?>(nil)
+    let trashFolderMade = NIOLockedValueBox(false)
     let index: MetadataIndex
     let cache: ContentCache
     /// What a reload may change while the provider runs (`retune`).
@@ -70,9 +78,12 @@ public final class Provider: Sendable {
     public init(domain: String, store: any UpstreamStore, index: MetadataIndex, cacheFolder: URL, listingTTL: TimeInterval,
                 revalidation: Revalidation = .listing, trustFolderVersions: Bool = false,
                 budget: CacheBudget = CacheBudget(), writeMode: WriteMode = .through, uploads: UploadPolicy = UploadPolicy(),
-                lockMirror: (any LockMirror)? = nil, refreshInterval: TimeInterval = 300, logger: Logger) throws {
+                lockMirror: (any LockMirror)? = nil, refreshInterval: TimeInterval = 300, trash: TrashPolicy? = nil,
+                logger: Logger) throws {
         self.domain = domain
-        self.store = store
+        self.store = ReservedNameFilter(base: store)
+        self.trashStore = store
+        self.trashPolicy = trash
         self.index = index
         self.cache = try ContentCache(folder: cacheFolder)
         self.tuning = NIOLockedValueBox(ProviderTuning(listingTTL: listingTTL, budget: budget, uploads: uploads,

@@ -66,6 +66,10 @@ public struct KeepLocalStore: UpstreamStore {
         return changes
     }
 
+    public func keepsOwnTrash() async throws -> Bool {
+        try await upstream.keepsOwnTrash()
+    }
+
     public func stat(_ path: ItemPath) async throws -> UpstreamEntry? {
         isLocal(path) ? try await local.stat(path) : try await upstream.stat(path)
     }

@@ -88,7 +88,7 @@ struct CadaverTests {
             let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
             #expect(Set(names.map { Array($0.utf8) }) == Set(["Lebenslauf 2026.txt", "Kopie 2026.txt", "unter Sperre.txt", "ohne Token.txt"]
                 .map { Array($0.precomposedStringWithCanonicalMapping.utf8) }), "upstream: \(names)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: server.upstream.path).map { Array($0.utf8) }
+            #expect(try server.upstreamNames().map { Array($0.utf8) }
                     == [Array("Ordner ü".precomposedStringWithCanonicalMapping.utf8)])
             #expect(try Data(contentsOf: folder.appendingPathComponent("Lebenslauf 2026.txt")) == edited)
             #expect(try Data(contentsOf: folder.appendingPathComponent("Kopie 2026.txt")) == original)

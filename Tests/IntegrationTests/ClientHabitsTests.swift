@@ -292,7 +292,7 @@ struct ClientHabitsTests {
             #expect(move.status == 204)
             #expect(try await client.send("GET", "/files/other.txt").text == "filled")
             #expect(try await client.send("GET", "/files/empty.txt").status == 404)
-            #expect(try Set(FileManager.default.contentsOfDirectory(atPath: server.upstream.path)) == ["other.txt"])
+            #expect(try Set(server.upstreamNames()) == ["other.txt"])
 
             // Collection URLs with and without the trailing slash; never a redirect.
             #expect(try await client.send("MKCOL", "/files/dir/").status == 201)
@@ -323,7 +323,7 @@ struct ClientHabitsTests {
             #expect(try await client.send("PROPFIND", "/files/dir3", headers: [("Depth", "1")]).status == 207)
             #expect(try await client.send("DELETE", "/files/dir3").status == 204)
             #expect(try await client.send("DELETE", "/files/dir4/").status == 204)
-            #expect(try Set(FileManager.default.contentsOfDirectory(atPath: server.upstream.path)) == ["other.txt"])
+            #expect(try Set(server.upstreamNames()) == ["other.txt"])
         }
     }
 
@@ -486,7 +486,7 @@ struct ClientHabitsTests {
             let fresh = try await streamPut(client, "/files/new.txt", chunks: [], headers: [finderAgent, ("X-Expected-Entity-Length", "100")])
             #expect((400..<500).contains(fresh.status))
             #expect(try await client.send("PROPFIND", "/files/new.txt", headers: [("Depth", "0")]).status == 404)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: server.upstream.path) == ["keep.txt"])
+            #expect(try server.upstreamNames() == ["keep.txt"])
             let tmp = server.state.appendingPathComponent("cache/files/tmp")
             #expect(((try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? []).isEmpty, "no temporary file left")
         }

@@ -21,7 +21,7 @@ struct ConflictTests {
             #expect(copyHref.hasSuffix(").txt"))
             // The upstream file keeps its name and its content; ours is beside it.
             #expect(try String(contentsOf: server.upstream.appendingPathComponent("report.txt"), encoding: .utf8) == "theirs")
-            let names = try FileManager.default.contentsOfDirectory(atPath: server.upstream.path)
+            let names = try server.upstreamNames()
             let copyName = try #require(names.first { $0.hasPrefix("report (conflicted copy ") })
             #expect(try String(contentsOf: server.upstream.appendingPathComponent(copyName), encoding: .utf8) == "ours v2")
             // Visible to clients: the copy names what it conflicts with, and the
@@ -45,7 +45,7 @@ struct ConflictTests {
             #expect(put.header("X-Davgate-Conflict") == nil)
             #expect(try await client.uploadsDrained())
             #expect(try String(contentsOf: server.upstream.appendingPathComponent("notes.txt"), encoding: .utf8) == "second")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: server.upstream.path) == ["notes.txt"], "no conflict copy")
+            #expect(try server.upstreamNames() == ["notes.txt"], "no conflict copy")
             #expect(server.stderr.contains("deleted upstream while edited here"))
         }
     }

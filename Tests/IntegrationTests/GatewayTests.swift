@@ -179,7 +179,7 @@ struct GatewayTests {
             #expect(try await client.send("MKCOL", "/files/dir").status == 405)
             #expect(try await client.send("MKCOL", "/files/a/b").status == 409)
             // Nothing of the refused requests reached the upstream.
-            let names = try FileManager.default.contentsOfDirectory(atPath: server.upstream.path)
+            let names = try server.upstreamNames()
             #expect(names == ["dir"])
         }
     }
@@ -206,7 +206,7 @@ struct GatewayTests {
             let temporary = try FileManager.default.contentsOfDirectory(atPath: server.state.appendingPathComponent("cache/files/tmp").path)
             #expect(temporary.isEmpty)
             #expect(try await client.uploadsDrained())
-            let upstreamNames = try FileManager.default.contentsOfDirectory(atPath: server.upstream.path)
+            let upstreamNames = try server.upstreamNames()
             #expect(upstreamNames == ["big.bin"])
             #expect(try String(contentsOf: server.upstream.appendingPathComponent("big.bin"), encoding: .utf8) == "old content")
         }

@@ -192,7 +192,7 @@ struct ServiceTests {
         #expect(up.status != 0 || !up.report.hasPrefix("20"), "the slow upload is not acknowledged: \(up.report)")
 
         // Nothing of the cut upload anywhere: not upstream, not in the index after a restart.
-        let names = try FileManager.default.contentsOfDirectory(atPath: server.upstream.path).sorted()
+        let names = try server.upstreamNames().sorted()
         #expect(names == ["big.bin", "small.bin"], "\(names)")
         let again = try await DavgateProcess(reuse: server.root)
         defer { again.stop() }

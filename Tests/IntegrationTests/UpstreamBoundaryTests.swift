@@ -150,7 +150,7 @@ struct UpstreamBoundaryTests {
             // At the limit it is accepted and arrives.
             #expect(try await client.send("PUT", "/files/\(longest)", body: "fits").status == 201)
             #expect(try await client.uploadsDrained())
-            let names = try FileManager.default.contentsOfDirectory(atPath: server.upstream.path).sorted()
+            let names = try server.upstreamNames().sorted()
             #expect(names == [longest, "ok.txt"].sorted(), "nothing refused reached the upstream")
             let top = try await Self.listed(client, "/files/")
             #expect(top.sorted() == ["/files/\(longest)", "/files/ok.txt"].sorted(), "and no index row stayed")

@@ -86,7 +86,7 @@ struct WriteBackTests {
             #expect(try await client.send("PUT", "/files/report.txt", body: "ours v2").status == 204, "acknowledged before anyone knows")
             #expect(try await client.uploadsDrained())
             #expect(try String(contentsOf: server.upstream.appendingPathComponent("report.txt"), encoding: .utf8) == "theirs")
-            let names = try FileManager.default.contentsOfDirectory(atPath: server.upstream.path)
+            let names = try server.upstreamNames()
             let copy = try #require(names.first { $0.hasPrefix("report (conflicted copy ") }, "\(names)")
             #expect(try String(contentsOf: server.upstream.appendingPathComponent(copy), encoding: .utf8) == "ours v2")
             #expect(try await client.send("GET", "/files/report.txt").text == "theirs", "the name reads as the upstream's now")

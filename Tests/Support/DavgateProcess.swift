@@ -20,6 +20,12 @@ public final class DavgateProcess: @unchecked Sendable {
     public var configFile: URL { root.appendingPathComponent("conf/davgate.toml") }
     public var state: URL { root.appendingPathComponent("var") }
     public var upstream: URL { root.appendingPathComponent("var/upstream") }
+
+    /// The names in the upstream folder's root as a client sees them: the
+    /// domain's trash folder, which davgate hides, left out.
+    public func upstreamNames() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: upstream.path).filter { $0 != ".davgate-trash" }
+    }
     public var certificate: URL { root.appendingPathComponent("certs/davgate.pem") }
     /// `scheme://127.0.0.1:port`, without a path.
     public var baseURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }

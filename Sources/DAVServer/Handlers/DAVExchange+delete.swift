@@ -19,7 +19,7 @@ extension DAVExchange {
         try checkWriteConditions(item)
         // The provider checks the locks (the item's, below it, its parent's)
         // where the DELETE commits, so a LOCK granted meanwhile stops it.
-        try await provider.delete(at: itemPath, conditions: writeConditions(submitted: submitted, judging: item))
+        try await provider.delete(at: itemPath, conditions: writeConditions(submitted: submitted, judging: item), by: user)
         return Self.response(.noContent)
     }
 }

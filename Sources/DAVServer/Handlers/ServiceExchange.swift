@@ -23,6 +23,9 @@ struct ServiceExchange {
         if page.first == "evict" {
             return try await evict(Array(page.dropFirst()))
         }
+        if page.first == TrashExchange.page {
+            return try await TrashExchange(request: request, settings: settings, user: user, target: Array(page.dropFirst())).respond()
+        }
         guard request.method == .get || request.method == .head else {
             var error = DAVError(.methodNotAllowed, "\(path.href(collection: false)) only answers GET and HEAD")
             error.headers[.allow] = "GET, HEAD"

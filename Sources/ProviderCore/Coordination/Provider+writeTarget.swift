@@ -28,6 +28,7 @@ extension Provider {
     ///   concurrent commit or upload records meanwhile.
     public func writeTarget(_ path: ItemPath, checkingUpstream: Bool = true) async throws -> WriteTarget {
         guard let name = path.last else { throw ProviderError.wrongKind }
+        try refuseReserved(path)
         let folderPath = Array(path.dropLast())
         let chain = try await index.chain(domain: domain, path: folderPath)
         if chain.count == path.count, let folder = chain.last, folder.isFolder, folder.listedAt != nil, !isFresh(folder) {

@@ -278,6 +278,9 @@ public final class MetadataIndex: Sendable {
         migrator.registerMigration("v14: content policies") { db in
             try Self.createContentPolicies(db)
         }
+        migrator.registerMigration("v15: trash") { db in
+            try Self.createTrash(db)
+        }
         return migrator
     }
 }

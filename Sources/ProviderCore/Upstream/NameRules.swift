@@ -45,6 +45,8 @@ public enum NameViolation: Sendable, Equatable, CustomStringConvertible {
     case controlCharacter(name: String, code: UInt32)
     case nameTooLong(name: String, bytes: Int, limit: Int)
     case pathTooLong(bytes: Int, limit: Int)
+    /// davgate keeps its own data under this name at a domain's root.
+    case reserved(name: String)
 
     /// The DAV error condition's local name (davgate's namespace).
     public var condition: String {
@@ -52,6 +54,7 @@ public enum NameViolation: Sendable, Equatable, CustomStringConvertible {
         case .controlCharacter: "name-has-control-character"
         case .nameTooLong: "name-too-long"
         case .pathTooLong: "path-too-long"
+        case .reserved: "name-reserved"
         }
     }
 
@@ -63,6 +66,8 @@ public enum NameViolation: Sendable, Equatable, CustomStringConvertible {
             "the name \(Self.shown(name)) is \(bytes) bytes long; this upstream holds at most \(limit) bytes a name (UTF-8); choose a shorter name"
         case .pathTooLong(let bytes, let limit):
             "the path is \(bytes) bytes long; this upstream holds at most \(limit) bytes a path (UTF-8); choose shorter names or a shallower folder"
+        case .reserved(let name):
+            "\(name) at a domain's root is davgate's trash; choose another name (the trash is at /.davgate/trash/DOMAIN/)"
         }
     }
 

@@ -119,6 +119,11 @@ public protocol UpstreamStore: Sendable {
     /// What changed below the root since `position`, at most `limit`
     /// changes a page. Throws `UpstreamFeedError`.
     func changes(since position: String, limit: Int) async throws -> UpstreamChanges
+    /// Whether the store keeps what is deleted through it in a trash of its
+    /// own (another davgate): a domain then deletes there plainly and the
+    /// upstream's trash restores, rather than keeping a second trash in a
+    /// folder the upstream reserves for its own (the default: false).
+    func keepsOwnTrash() async throws -> Bool
 }
 
 /// A folder's entries and its own version at the time of the listing.
@@ -182,6 +187,8 @@ extension UpstreamStore {
                       progress: @escaping @Sendable (Int64) -> Void) async throws -> UpstreamEntry {
         try await fetch(path, range: range, into: destination, observer: FetchObserver(progressed: progress))
     }
+
+    public func keepsOwnTrash() async throws -> Bool { false }
 
     /// An upload nobody watches.
     public func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry {

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Where a domain's trash lives upstream, beside the data it keeps: one
+/// folder at the domain's root, holding each deleted item under its entry
+/// name and, beside it, a small JSON sidecar saying where it was and when
+/// it went. The folder's name is reserved: listings never show it and no
+/// client may create, move or copy anything there.
+public enum TrashLayout {
+    public static let folderName = ".davgate-trash"
+    static let folder: ItemPath = [folderName]
+    static let sidecarSuffix = ".info"
+
+    /// Nextcloud's shape, `NAME.dTIMESTAMP` (in milliseconds here, so two
+    /// deletions of one name in a second do not collide), with the name cut
+    /// to fit a 255-byte name at any store.
+    static func entryName(for name: String, at date: Date, maxNameBytes: Int) -> String {
+        let suffix = ".d\(Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))"
+        let room = max(1, maxNameBytes - suffix.utf8.count - sidecarSuffix.utf8.count)
+        var kept = name
+        while kept.utf8.count > room { kept.removeLast() }
+        return kept + suffix
+    }
+
+    static func sidecarName(of entry: String) -> String { entry + sidecarSuffix }
+
+    /// Whether a name in the trash folder is a sidecar, and of which entry.
+    static func entry(ofSidecar name: String) -> String? {
+        guard name.hasSuffix(sidecarSuffix) else { return nil }
+        let entry = String(name.dropLast(sidecarSuffix.count))
+        return isEntryName(entry) ? entry : nil
+    }
+
+    /// Entry names end in `.d` and digits; nothing else in the folder is one.
+    static func isEntryName(_ name: String) -> Bool {
+        guard let marker = name.range(of: ".d", options: .backwards) else { return false }
+        let digits = name[marker.upperBound...]
+        return !digits.isEmpty && digits.allSatisfy(\.isASCII) && digits.allSatisfy(\.isNumber)
+    }
+
+    /// The deletion time an entry's name carries, for an entry found
+    /// upstream without its sidecar.
+    static func deletionDate(of entry: String) -> Date? {
+        guard isEntryName(entry), let marker = entry.range(of: ".d", options: .backwards),
+              let millis = Int64(entry[marker.upperBound...]) else { return nil }
+        return Date(timeIntervalSince1970: Double(millis) / 1000)
+    }
+
+    /// The name an entry found without a sidecar had: its entry name
+    /// without the timestamp.
+    static func originalName(of entry: String) -> String {
+        guard let marker = entry.range(of: ".d", options: .backwards) else { return entry }
+        let name = String(entry[..<marker.lowerBound])
+        return name.isEmpty ? entry : name
+    }
+}
