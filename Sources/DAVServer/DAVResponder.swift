@@ -114,8 +114,8 @@ struct DAVResponder: HTTPResponder {
         }
         // The domain's trash folder upstream: hidden from reads (404 from
         // the index, which never holds it), refused to writes with the reason.
-        if parsed.path.segments.count > 1, parsed.path.segments[1] == TrashLayout.folderName, Self.writeMethods.contains(request.method.rawValue) {
-            throw DAVError.nameRefused(.reserved(name: TrashLayout.folderName), inDestination: false)
+        if parsed.path.segments.count > 1, parsed.path.segments[1] == TrashLayout.reservedName, Self.writeMethods.contains(request.method.rawValue) {
+            throw DAVError.nameRefused(.reserved(name: TrashLayout.reservedName), inDestination: false)
         }
         let exchange = DAVExchange(request: request, context: context, settings: settings, user: user,
                                    path: parsed.path, trailingSlash: parsed.trailingSlash, provider: provider,

@@ -18,6 +18,6 @@ extension Provider {
     /// write: refused with the reason before a parent is even looked for
     /// (which would answer a vaguer 409).
     func refuseReserved(_ path: ItemPath) throws(ProviderError) {
-        if ReservedNameFilter.isReserved(path) { throw .nameRefused(.reserved(name: TrashLayout.folderName)) }
+        if ReservedNameFilter.isReserved(path) { throw .nameRefused(.reserved(name: TrashLayout.reservedName)) }
     }
 }

@@ -28,7 +28,7 @@ extension Provider {
         try await mutate {
             guard !path.isEmpty, let target = try await item(at: path) else { throw ProviderError.notFound }
             try await checkRemoval(conditions, of: target, judged: true)
-            if try await keepsTrash() {
+            if try await trashes(target) {
                 try await moveToTrash(target, at: path, by: user)
             } else {
                 try await removeBoth(target, at: path)
@@ -51,12 +51,7 @@ extension Provider {
     private func replace<T>(_ target: Item, at path: ItemPath, with replacement: () async throws -> T) async throws -> T {
         var result: T?
         try await withUploadsHeld(under: target) {
-            let localOnly: Bool
-            if let current = try await index.item(id: target.id), !current.isFolder, current.dirty, current.upstreamVersion == nil {
-                localOnly = !(try await index.uploadMayHaveReached(target.id))
-            } else {
-                localOnly = false
-            }
+            let localOnly = try await neverReachedUpstream(target)
             if !localOnly {
                 do {
                     try await store.delete(path)
@@ -70,6 +65,16 @@ extension Provider {
         }
         cache.remove(try await index.delete(id: target.id))
         return result!
+    }
+
+    /// Whether `item` is a file only here: written, never uploaded, and no
+    /// upload of it can have reached the upstream (read again: one in
+    /// flight may have landed meanwhile).
+    func neverReachedUpstream(_ item: Item) async throws -> Bool {
+        guard let current = try await index.item(id: item.id), !current.isFolder, current.dirty, current.upstreamVersion == nil else {
+            return false
+        }
+        return !(try await index.uploadMayHaveReached(item.id))
     }
 
     /// Moves an item; with `overwrite` an existing destination is deleted

@@ -17,6 +17,17 @@ extension Provider {
         return try await !upstream { try await trashStore.keepsOwnTrash() }
     }
 
+    /// Whether a DELETE of `target` moves it into the trash. A file that
+    /// never reached the upstream (written and deleted within the upload
+    /// delay, as editors' lock, swap and temporary files are) is deleted
+    /// here as before: at once, with the upstream down, and without
+    /// filling the trash with them. The trash keeps what the upstream held.
+    func trashes(_ target: Item) async throws -> Bool {
+        guard trashPolicy != nil else { return false }
+        if try await neverReachedUpstream(target) { return false }
+        return try await keepsTrash()
+    }
+
     /// Moves `target` into the trash, its pending writes uploaded first so
     /// what the trash holds is what the client last wrote. Runs under the
     /// coordination (a DELETE's `mutate`).
@@ -51,12 +62,12 @@ extension Provider {
 
     /// The trash's entries, newest first.
     public func trashEntries() async throws -> [TrashEntry] {
-        if !trashIsFresh() { try await coordinated { try await reconcileTrashIfStale() } }
+        if !trashIsFresh(), try await keepsTrash() { try await coordinated { try await reconcileTrashIfStale() } }
         return try await index.trashEntries(domain: domain)
     }
 
     public func trashEntry(named name: String) async throws -> TrashEntry? {
-        if !trashIsFresh() { try await coordinated { try await reconcileTrashIfStale() } }
+        if !trashIsFresh(), try await keepsTrash() { try await coordinated { try await reconcileTrashIfStale() } }
         return try await index.trashEntry(domain: domain, name: name)
     }
 
@@ -116,7 +127,7 @@ extension Provider {
     /// while the trash holds more than its budget (the newest always stays).
     @discardableResult
     public func expireTrash(now: Date = Date()) async throws -> [String] {
-        guard let policy = trashPolicy else { return [] }
+        guard let policy = trashPolicy, try await keepsTrash() else { return [] }
         let entries = try await trashEntries()
         var expired: [String] = []
         var held: Int64 = 0
@@ -184,9 +195,11 @@ extension Provider {
 
     private func ensureTrashFolder() async throws {
         if trashFolderMade.withLockedValue({ $0 }) { return }
-        do {
-            _ = try await upstream { try await trashStore.makeFolder(TrashLayout.folder) }
-        } catch ProviderError.upstream(.exists) {}
+        for depth in 1...TrashLayout.folder.count {
+            do {
+                _ = try await upstream { try await trashStore.makeFolder(Array(TrashLayout.folder.prefix(depth))) }
+            } catch ProviderError.upstream(.exists) {}
+        }
         trashFolderMade.withLockedValue { $0 = true }
     }
 

@@ -44,6 +44,33 @@ struct S3GatewayTests {
         }
     }
 
+    @Test("a DELETE moves the objects into the trash below the prefix; a restore brings them back byte for byte", arguments: S3ServerKind.allCases)
+    func trash(kind: S3ServerKind) async throws {
+        try await withS3Gateway(kind, prefix: "team/") { g in
+            #expect(try await g.client.send("MKCOL", "/s3/docs").status == 201)
+            #expect(try await g.client.send("PUT", "/s3/docs/a.txt", body: "alpha").status == 201)
+            #expect(try await g.client.send("PUT", "/s3/docs/b ü.txt", body: "beta").status == 201)
+            #expect(try await g.client.uploadsDrained())
+            #expect(try await g.client.send("DELETE", "/s3/docs/").status == 204)
+            #expect(try await g.server.listing(prefix: "team/docs").isEmpty, "the folder left its place")
+            let entry = try #require(try await g.client.trashEntries("s3").first)
+            #expect(entry.location == "docs")
+            let kept = try await g.server.listing(prefix: "team/.davgate/trash/").map(\.key)
+            #expect(kept.contains("team/.davgate/trash/\(entry.name)/a.txt") && kept.contains("team/.davgate/trash/\(entry.name).info"), "\(kept)")
+            let listing = try await g.client.send("PROPFIND", "/s3/", headers: [("Depth", "1")])
+            #expect(!listing.text.contains(".davgate"), "\(listing.text)")
+
+            let restored = try await g.client.send("MOVE", "/.davgate/trash/s3/\(entry.name)",
+                                                   headers: [("Destination", "\(g.client.base)/.davgate/trash/s3/restore/\(entry.name)")])
+            #expect(restored.status == 201, "\(restored.text)")
+            #expect(try await g.server.object("team/docs/a.txt") == Data("alpha".utf8))
+            #expect(try await g.server.object("team/docs/b ü.txt") == Data("beta".utf8))
+            #expect(try await g.client.send("GET", "/s3/docs/b%20%C3%BC.txt").text == "beta")
+            let left = try await g.server.listing(prefix: "team/.davgate/trash/").map(\.key).filter { !$0.hasSuffix("/") && !$0.hasSuffix(".davgate-folder") }
+            #expect(left.isEmpty, "the trash still holds \(left)")
+        }
+    }
+
     @Test("a folder of 3,000 objects lists through every page of ListObjectsV2 and fetches no content")
     func largeFolderListsLazily() async throws {
         try await withS3Gateway(.rclone, faults: true) { g in

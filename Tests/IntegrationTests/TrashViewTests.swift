@@ -23,41 +23,31 @@ struct TrashViewTests {
                              stdin: server.adminPassword + "\n")
     }
 
-    private func entries(_ client: DAVClient, _ domain: String = "files") async throws -> [(name: String, location: String)] {
-        let reply = try await client.send("PROPFIND", "/.davgate/trash/\(domain)/", headers: [("Depth", "1")])
-        #expect(reply.status == 207, "\(reply.text)")
-        let tree = try #require(XMLTree.parse(reply.text))
-        return tree.all("response").compactMap { response in
-            guard let prop = response.child("propstat")?.child("prop"),
-                  let location = prop.child("trashbin-original-location", "http://nextcloud.org/ns") else { return nil }
-            let href = response.child("href")?.text ?? ""
-            let name = href.split(separator: "/").last.map(String.init)?.removingPercentEncoding ?? ""
-            return (name, location.text)
-        }
-    }
-
     @Test("DELETE keeps the item in the trash; the view lists, restores (where it was, or elsewhere) and purges; the trash folder is hidden and refused")
     func viewRestoreAndPurge() async throws {
         try await withGateway { server, client in
             #expect(try await client.send("PUT", "/files/a.txt", body: "alpha").status == 201)
             #expect(try await client.send("MKCOL", "/files/dir").status == 201)
             #expect(try await client.send("PUT", "/files/dir/b%20b.txt", body: "beta").status == 201)
+            // Write-back: the trash keeps what reached the upstream.
+            #expect(try await client.uploadsDrained())
             #expect(try await client.send("DELETE", "/files/a.txt").status == 204)
             #expect(try await client.send("DELETE", "/files/dir/").status == 204)
             #expect(try server.upstreamNames().isEmpty)
 
-            let listed = try await entries(client)
+            let listed = try await client.trashEntries()
             #expect(listed.map(\.location) == ["dir", "a.txt"], "newest first: \(listed)")
             let root = try await client.send("PROPFIND", "/files/", headers: [("Depth", "1")])
-            #expect(root.status == 207 && !root.text.contains("davgate-trash"), "the trash folder shows in a listing: \(root.text)")
-            #expect(try await client.send("GET", "/files/.davgate-trash/").status == 404)
-            for (method, path, body) in [("MKCOL", "/files/.davgate-trash", nil), ("PUT", "/files/.davgate-trash/x.txt", "x"),
-                                         ("MKCOL", "/files/.davgate-trash/sub", nil)] as [(String, String, String?)] {
+            #expect(root.status == 207 && !root.text.contains("/files/.davgate/"), "the trash folder shows in a listing: \(root.text)")
+            #expect(try await client.send("GET", "/files/.davgate/").status == 404)
+            for (method, path, body) in [("MKCOL", "/files/.davgate", nil), ("PUT", "/files/.davgate/x.txt", "x"),
+                                         ("MKCOL", "/files/.davgate/sub", nil)] as [(String, String, String?)] {
                 let refused = try await client.send(method, path, body: body)
                 #expect(refused.status == 403 && refused.text.contains("name-reserved"), "\(method) \(path): \(refused.status) \(refused.text)")
             }
-            let copied = try await client.send("COPY", "/files/", headers: [("Destination", "\(client.base)/files/.davgate-trash"), ("Depth", "0")])
-            #expect(copied.status == 403, "\(copied.text)")
+            #expect(try await client.send("PUT", "/files/c.txt", body: "c").status == 201)
+            let copied = try await client.send("COPY", "/files/c.txt", headers: [("Destination", "\(client.base)/files/.davgate")])
+            #expect(copied.status == 403 && copied.text.contains("name-reserved"), "\(copied.text)")
 
             // Restore the folder where it was, the file somewhere else.
             let dir = try #require(listed.first { $0.location == "dir" })
@@ -68,20 +58,21 @@ struct TrashViewTests {
             let a = try #require(listed.first { $0.location == "a.txt" })
             #expect(try await client.send("MOVE", "/.davgate/trash/files/\(a.name)", headers: [("Destination", "\(client.base)/files/dir/a-again.txt")]).status == 201)
             #expect(try await client.send("GET", "/files/dir/a-again.txt").text == "alpha")
-            #expect(try await entries(client).isEmpty)
+            #expect(try await client.trashEntries().isEmpty)
 
             // A restore never replaces: the place is taken, 412, the entry stays.
             #expect(try await client.send("DELETE", "/files/dir/a-again.txt").status == 204)
             #expect(try await client.send("PUT", "/files/dir/a-again.txt", body: "newer").status == 201)
-            let again = try #require(try await entries(client).first)
+            #expect(try await client.uploadsDrained())
+            let again = try #require(try await client.trashEntries().first)
             let taken = try await client.send("MOVE", "/.davgate/trash/files/\(again.name)",
                                               headers: [("Destination", "\(client.base)/.davgate/trash/files/restore/\(again.name)")])
             #expect(taken.status == 412, "\(taken.text)")
             #expect(try await client.send("GET", "/files/dir/a-again.txt").text == "newer")
             #expect(try await client.send("DELETE", "/.davgate/trash/files/\(again.name)").status == 204)
             #expect(try await client.send("DELETE", "/.davgate/trash/files/\(again.name)").status == 404)
-            #expect(try await entries(client).isEmpty)
-            let trashFolder = server.upstream.appendingPathComponent(".davgate-trash")
+            #expect(try await client.trashEntries().isEmpty)
+            let trashFolder = server.upstream.appendingPathComponent(".davgate/trash")
             #expect(try FileManager.default.contentsOfDirectory(atPath: trashFolder.path).isEmpty, "purged upstream, sidecars too")
         }
     }
@@ -95,11 +86,12 @@ struct TrashViewTests {
             var entry = ""
             try await withClient(server, user: "alice", password: "alice-pw") { alice async throws in
                 #expect(try await alice.send("PUT", "/team/plan.txt", body: "plan").status == 201)
+                #expect(try await alice.uploadsDrained())
                 #expect(try await alice.send("DELETE", "/team/plan.txt").status == 204)
-                entry = try #require(try await entries(alice, "team").first).name
+                entry = try #require(try await alice.trashEntries("team").first).name
             }
             try await withClient(server, user: "bob", password: "bob-pw") { bob async throws in
-                #expect(try await entries(bob, "team").map(\.location) == ["plan.txt"])
+                #expect(try await bob.trashEntries("team").map(\.location) == ["plan.txt"])
                 #expect(try await bob.send("DELETE", "/.davgate/trash/team/\(entry)").status == 403)
                 #expect(try await bob.send("MOVE", "/.davgate/trash/team/\(entry)", headers: [("Destination", "\(bob.base)/team/plan.txt")]).status == 403)
             }
@@ -107,7 +99,7 @@ struct TrashViewTests {
                 #expect(try await carol.send("PROPFIND", "/.davgate/trash/team/", headers: [("Depth", "1")]).status == 404)
             }
             #expect(try await admin.send("PROPFIND", "/.davgate/trash/team/", headers: [("Depth", "1")]).status == 404, "admin is not a user of team")
-            #expect(try await entries(admin, "files").isEmpty, "one domain's deletions are not in another's trash")
+            #expect(try await admin.trashEntries("files").isEmpty, "one domain's deletions are not in another's trash")
         }
     }
 
@@ -118,6 +110,7 @@ struct TrashViewTests {
         try await withClient(server) { client async throws in
             #expect(try await client.send("PUT", "/files/keep.txt", body: "keep me").status == 201)
             #expect(try await client.send("PUT", "/files/drop.txt", body: "drop me").status == 201)
+            #expect(try await client.uploadsDrained())
             #expect(try await client.send("DELETE", "/files/keep.txt").status == 204)
             #expect(try await client.send("DELETE", "/files/drop.txt").status == 204)
         }
@@ -133,7 +126,7 @@ struct TrashViewTests {
         let second = try await DavgateProcess(reuse: server.root)
         defer { second.stop() }
         try await withClient(second) { client async throws in
-            let found = try await entries(client)
+            let found = try await client.trashEntries()
             #expect(Set(found.map(\.location)) == ["keep.txt", "drop.txt"], "\(found)")
             let keep = try #require(found.first { $0.location == "keep.txt" })
             let restored = try await trashCommand(second, ["restore", "files", keep.name])
@@ -141,7 +134,7 @@ struct TrashViewTests {
             #expect(try await client.send("GET", "/files/keep.txt").text == "keep me")
             let emptied = try await trashCommand(second, ["empty", "files"])
             #expect(emptied.status == 0, "\(emptied.output)")
-            #expect(try await entries(client).isEmpty)
+            #expect(try await client.trashEntries().isEmpty)
         }
         #expect(try second.upstreamNames() == ["keep.txt"])
     }

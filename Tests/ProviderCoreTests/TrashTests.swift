@@ -12,7 +12,8 @@ import Testing
 struct TrashTests {
     private let fm = FileManager.default
 
-    private func trashFolder(_ f: Fixture) -> URL { f.upstream.appendingPathComponent(TrashLayout.folderName) }
+    private func trashFolder(_ f: Fixture) -> URL { f.upstream.appendingPathComponent(TrashLayout.folder.joined(separator: "/")) }
+    private let trashPath = TrashLayout.folder.joined(separator: "/")
 
     private func upstreamNames(_ f: Fixture, _ folder: String = "") throws -> [String] {
         try fm.contentsOfDirectory(atPath: f.upstream.appendingPathComponent(folder).path).sorted()
@@ -24,30 +25,30 @@ struct TrashTests {
         defer { f.cleanUp() }
         try f.write("precious", "a.txt")
         try await f.provider.delete(at: ["a.txt"], by: "alice")
-        #expect(try upstreamNames(f) == [TrashLayout.folderName])
+        #expect(try upstreamNames(f) == [TrashLayout.reservedName])
         let entries = try await f.provider.trashEntries()
         let entry = try #require(entries.first)
         #expect(entries.count == 1)
         #expect(entry.originalPath == ["a.txt"] && entry.size == 8 && entry.deletedBy == "alice" && !entry.isFolder)
         #expect(try String(contentsOf: trashFolder(f).appendingPathComponent(entry.name), encoding: .utf8) == "precious")
-        #expect(try upstreamNames(f, TrashLayout.folderName) == [entry.name, entry.name + ".info"])
+        #expect(try upstreamNames(f, trashPath) == [entry.name, entry.name + ".info"])
 
         let root = try await f.provider.root()
         try await f.provider.refreshIfStale(root)
         #expect(try await f.provider.children(of: root).isEmpty)
-        #expect(try await f.provider.item(at: [TrashLayout.folderName]) == nil)
-        #expect(try await f.provider.item(at: [TrashLayout.folderName, entry.name]) == nil)
-        await #expect(throws: ProviderError.nameRefused(.reserved(name: TrashLayout.folderName))) {
-            _ = try await f.provider.makeFolder(at: [TrashLayout.folderName])
+        #expect(try await f.provider.item(at: [TrashLayout.reservedName]) == nil)
+        #expect(try await f.provider.item(at: [TrashLayout.reservedName, entry.name]) == nil)
+        await #expect(throws: ProviderError.nameRefused(.reserved(name: TrashLayout.reservedName))) {
+            _ = try await f.provider.makeFolder(at: [TrashLayout.reservedName])
         }
-        await #expect(throws: ProviderError.nameRefused(.reserved(name: TrashLayout.folderName))) {
-            _ = try await f.put("x", at: [TrashLayout.folderName, "x.txt"])
+        await #expect(throws: ProviderError.nameRefused(.reserved(name: TrashLayout.reservedName))) {
+            _ = try await f.put("x", at: [TrashLayout.reservedName, "x.txt"])
         }
         try f.write("other", "b.txt")
-        await #expect(throws: ProviderError.nameRefused(.reserved(name: TrashLayout.folderName))) {
-            _ = try await f.provider.move(from: ["b.txt"], to: [TrashLayout.folderName], overwrite: true)
+        await #expect(throws: ProviderError.nameRefused(.reserved(name: TrashLayout.reservedName))) {
+            _ = try await f.provider.move(from: ["b.txt"], to: [TrashLayout.reservedName], overwrite: true)
         }
-        #expect(try upstreamNames(f) == [TrashLayout.folderName, "b.txt"])
+        #expect(try upstreamNames(f) == [TrashLayout.reservedName, "b.txt"])
     }
 
     @Test("a restore puts a file back where it was, with the folders on the way made again, and never over anything")
@@ -61,7 +62,7 @@ struct TrashTests {
         try await f.provider.delete(at: ["docs"])
         let entries = try await f.provider.trashEntries()
         #expect(entries.map(\.originalPath) == [["docs"], ["docs", "sub", "x.txt"]])
-        #expect(try upstreamNames(f) == [TrashLayout.folderName])
+        #expect(try upstreamNames(f) == [TrashLayout.reservedName])
 
         let x = try #require(entries.first { $0.originalPath.last == "x.txt" })
         let restored = try await f.provider.restoreFromTrash(x.name)
@@ -75,7 +76,7 @@ struct TrashTests {
         #expect(try String(contentsOf: f.upstream.appendingPathComponent("docs-restored/y.txt"), encoding: .utf8) == "y")
         #expect(try await f.provider.item(at: ["docs-restored", "y.txt"]) != nil)
         #expect(try await f.provider.trashEntries().isEmpty)
-        #expect(try upstreamNames(f, TrashLayout.folderName).isEmpty, "a sidecar was left behind")
+        #expect(try upstreamNames(f, trashPath).isEmpty, "a sidecar was left behind")
         await #expect(throws: ProviderError.notFound) { _ = try await f.provider.restoreFromTrash(docs.name) }
     }
 
@@ -102,16 +103,35 @@ struct TrashTests {
         #expect(try await f.provider.trashEntries().map(\.originalName) == ["loose.txt"])
     }
 
-    @Test("a file written back but not yet uploaded goes to the trash with the bytes the client wrote")
-    func writeBackFileKeepsItsBytes() async throws {
+    @Test("an edit written back but not yet uploaded goes to the trash with the bytes the client wrote last")
+    func writeBackEditKeepsItsBytes() async throws {
         let f = try Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600), trash: TrashPolicy())
         defer { f.cleanUp() }
-        _ = try await f.put("draft one", at: ["draft.txt"])
-        #expect(try upstreamNames(f).isEmpty)
-        try await f.provider.delete(at: ["draft.txt"])
+        try f.write("as uploaded", "report.txt")
+        _ = try await f.provider.item(at: ["report.txt"])
+        _ = try await f.put("edited, not yet uploaded", at: ["report.txt"])
+        try await f.provider.delete(at: ["report.txt"])
         let entry = try #require(try await f.provider.trashEntries().first)
-        #expect(try String(contentsOf: trashFolder(f).appendingPathComponent(entry.name), encoding: .utf8) == "draft one")
+        #expect(try String(contentsOf: trashFolder(f).appendingPathComponent(entry.name), encoding: .utf8) == "edited, not yet uploaded")
         #expect(try await f.provider.index.pendingUploads(domain: "files") == 0)
+    }
+
+    @Test("a file that never reached the upstream (an editor's lock or swap file) is deleted here, with the upstream down, and not kept")
+    func neverUploadedIsNotKept() async throws {
+        let f = try Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600), trash: TrashPolicy())
+        defer { f.cleanUp() }
+        _ = try await f.put("lock", at: [".~lock.report.odt#"])
+        f.store.failing.withLockedValue { failing in
+            for operation in ["list", "stat", "fetch", "upload", "makeFolder", "delete", "move", "copy"] {
+                failing[operation] = .unreachable("down for the test")
+            }
+        }
+        try await f.provider.delete(at: [".~lock.report.odt#"])
+        #expect(try await f.provider.item(at: [".~lock.report.odt#"]) == nil)
+        #expect(try await f.provider.index.pendingUploads(domain: "files") == 0)
+        f.store.failing.withLockedValue { $0 = [:] }
+        #expect(try await f.provider.trashEntries().isEmpty)
+        #expect(try upstreamNames(f).isEmpty)
     }
 
     @Test("purging removes entries and their sidecars upstream; expiry purges the too old, then the oldest past the budget")
@@ -127,11 +147,11 @@ struct TrashTests {
         // for those and then finds nothing or the rest to purge).
         try await f.provider.expireTrash()
         #expect(Set(try await f.provider.trashEntries().map(\.originalName)) == ["f2.txt", "f3.txt"])
-        #expect(try upstreamNames(f, TrashLayout.folderName).count == 4)
+        #expect(try upstreamNames(f, trashPath).count == 4)
 
         try await f.provider.expireTrash(now: Date() + 3601)
         #expect(try await f.provider.trashEntries().isEmpty)
-        #expect(try upstreamNames(f, TrashLayout.folderName).isEmpty)
+        #expect(try upstreamNames(f, trashPath).isEmpty)
 
         try f.write("a", "a.txt")
         try f.write("b", "b.txt")
@@ -141,7 +161,7 @@ struct TrashTests {
         #expect(try await f.provider.purgeTrash([a.name]) == [a.name])
         await #expect(throws: ProviderError.notFound) { try await f.provider.purgeTrash([a.name]) }
         #expect(try await f.provider.purgeTrash().count == 1)
-        #expect(try upstreamNames(f, TrashLayout.folderName).isEmpty)
+        #expect(try upstreamNames(f, trashPath).isEmpty)
     }
 
     @Test("over an upstream that keeps its own trash (another davgate), a DELETE deletes there plainly")

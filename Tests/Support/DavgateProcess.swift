@@ -21,10 +21,10 @@ public final class DavgateProcess: @unchecked Sendable {
     public var state: URL { root.appendingPathComponent("var") }
     public var upstream: URL { root.appendingPathComponent("var/upstream") }
 
-    /// The names in the upstream folder's root as a client sees them: the
-    /// domain's trash folder, which davgate hides, left out.
+    /// The names in the upstream folder's root as a client sees them:
+    /// davgate's own folder (trash, versions), which it hides, left out.
     public func upstreamNames() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: upstream.path).filter { $0 != ".davgate-trash" }
+        try FileManager.default.contentsOfDirectory(atPath: upstream.path).filter { $0 != ".davgate" }
     }
     public var certificate: URL { root.appendingPathComponent("certs/davgate.pem") }
     /// `scheme://127.0.0.1:port`, without a path.

@@ -11,14 +11,14 @@ struct ReservedNameFilter: UpstreamStore {
     var displayName: String { base.displayName }
     var nameRules: NameRules { base.nameRules }
 
-    static func isReserved(_ path: ItemPath) -> Bool { path.first == TrashLayout.folderName }
+    static func isReserved(_ path: ItemPath) -> Bool { path.first == TrashLayout.reservedName }
 
     private static func visible(_ entries: [UpstreamEntry], in folder: ItemPath) -> [UpstreamEntry] {
-        folder.isEmpty ? entries.filter { $0.name != TrashLayout.folderName } : entries
+        folder.isEmpty ? entries.filter { $0.name != TrashLayout.reservedName } : entries
     }
 
     private func refuse(_ path: ItemPath) throws {
-        if Self.isReserved(path) { throw UpstreamError.forbidden("\(TrashLayout.folderName) is davgate's trash") }
+        if Self.isReserved(path) { throw UpstreamError.forbidden("\(TrashLayout.reservedName) is davgate's own folder") }
     }
 
     func list(_ folder: ItemPath) async throws -> [UpstreamEntry] {

@@ -1,13 +1,15 @@
 import Foundation
 
-/// Where a domain's trash lives upstream, beside the data it keeps: one
-/// folder at the domain's root, holding each deleted item under its entry
-/// name and, beside it, a small JSON sidecar saying where it was and when
-/// it went. The folder's name is reserved: listings never show it and no
-/// client may create, move or copy anything there.
+/// Where a domain's trash lives upstream, beside the data it keeps: a
+/// folder below davgate's reserved folder at the domain's root, holding
+/// each deleted item under its entry name and, beside it, a small JSON
+/// sidecar saying where it was and when it went. The reserved folder's
+/// name is refused to clients: listings never show it and no client may
+/// create, move or copy anything there.
 public enum TrashLayout {
-    public static let folderName = ".davgate-trash"
-    static let folder: ItemPath = [folderName]
+    /// davgate's own folder at a domain's root upstream (trash, versions).
+    public static let reservedName = ".davgate"
+    static let folder: ItemPath = [reservedName, "trash"]
     static let sidecarSuffix = ".info"
 
     /// Nextcloud's shape, `NAME.dTIMESTAMP` (in milliseconds here, so two

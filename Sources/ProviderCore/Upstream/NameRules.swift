@@ -67,7 +67,7 @@ public enum NameViolation: Sendable, Equatable, CustomStringConvertible {
         case .pathTooLong(let bytes, let limit):
             "the path is \(bytes) bytes long; this upstream holds at most \(limit) bytes a path (UTF-8); choose shorter names or a shallower folder"
         case .reserved(let name):
-            "\(name) at a domain's root is davgate's trash; choose another name (the trash is at /.davgate/trash/DOMAIN/)"
+            "\(name) at a domain's root is davgate's own folder (its trash and versions); choose another name"
         }
     }
 
