@@ -92,8 +92,16 @@ extension DomainSettings {
         compare("users", \.users, live: true)
         compare("upstream_file_mode", \.upstreamFileMode, live: false)
         compare("upstream_folder_mode", \.upstreamFolderMode, live: false)
+        compare("trash", \.trash.isSome, live: false)
+        compare("trash_retention", \.trash?.retention, live: false)
+        compare("trash_budget", \.trash?.budget, live: false)
+        compare("versions_keep", \.versions.keep, live: false)
         return changes
     }
+}
+
+extension Optional {
+    fileprivate var isSome: Bool { self != nil }
 }
 
 extension UpstreamLocation {

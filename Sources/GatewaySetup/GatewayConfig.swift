@@ -153,13 +153,17 @@ public struct DomainSettings: Sendable {
     /// and `trash_budget` (default: no limit): a DELETE moves into the
     /// domain's trash upstream; nil (`trash = false`) destroys at once.
     public var trash: TrashPolicy?
+    /// `versions_keep = 10` (default; 0 keeps none): how many earlier
+    /// contents of each file an overwrite keeps upstream.
+    public var versions: VersionPolicy
 
     public init(name: String, upstream: UpstreamLocation, listingTTL: Double, revalidate: Revalidation = .listing,
                 folderETags: Bool = false, keepLocal: [String] = [], cacheBudget: CacheBudget = CacheBudget(),
                 writeMode: WriteMode = .back, uploads: UploadPolicy = UploadPolicy(), mirrorLocks: Bool = false,
                 credentials: VaultReference? = nil, accessGroup: String? = nil, upstreamCA: URL? = nil,
                 users: [String: DomainAccess]? = nil, upstreamFileMode: UInt32 = 0o644, upstreamFolderMode: UInt32 = 0o755,
-                upstreamLine: Int? = nil, refreshInterval: Double = 300, trash: TrashPolicy? = TrashPolicy()) {
+                upstreamLine: Int? = nil, refreshInterval: Double = 300, trash: TrashPolicy? = TrashPolicy(),
+                versions: VersionPolicy = VersionPolicy()) {
         self.name = name
         self.upstream = upstream
         self.listingTTL = listingTTL
@@ -179,6 +183,7 @@ public struct DomainSettings: Sendable {
         self.upstreamFolderMode = upstreamFolderMode
         self.upstreamLine = upstreamLine
         self.trash = trash
+        self.versions = versions
     }
 }
 

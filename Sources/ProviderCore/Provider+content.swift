@@ -114,6 +114,7 @@ extension Provider {
         metrics.uploadsInFlight.increment()
         defer { metrics.uploadsInFlight.decrement() }
         do {
+            if case .version = basis { try await keepVersion(of: path) }
             entry = try await upstream { try await store.upload(request.file, to: path, expecting: basis) }
             metrics.uploads.increment()
             metrics.uploadedBytes.increment(by: entry.size)

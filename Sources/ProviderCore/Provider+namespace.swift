@@ -28,16 +28,13 @@ extension Provider {
         try await mutate {
             guard !path.isEmpty, let target = try await item(at: path) else { throw ProviderError.notFound }
             try await checkRemoval(conditions, of: target, judged: true)
-            if try await trashes(target) {
-                try await moveToTrash(target, at: path, by: user)
-            } else {
-                try await removeBoth(target, at: path)
-            }
+            if try await trashes(target, at: path), try await moveToTrash(target, at: path, by: user) { return }
+            try await removeBoth(target, at: path)
         }
     }
 
     private func removeBoth(_ target: Item, at path: ItemPath) async throws {
-        try await replace(target, at: path) {}
+        try await replace(target, at: path, keepingVersion: false) {}
     }
 
     /// Removes `target` upstream, then runs `replacement` (the MOVE or COPY
@@ -48,14 +45,22 @@ extension Provider {
     /// the replacement then fails, its index row, journal and content are
     /// all still here: an acknowledged write is never lost to a failed
     /// MOVE onto it (found by scripts/soak with Apache restarting).
-    private func replace<T>(_ target: Item, at path: ItemPath, with replacement: () async throws -> T) async throws -> T {
+    ///
+    /// With `keepingVersion` (a MOVE or COPY over a file), the file the
+    /// upstream held is moved among its versions rather than deleted, its
+    /// pending edit uploaded first so the version is what the client last
+    /// wrote.
+    private func replace<T>(_ target: Item, at path: ItemPath, keepingVersion: Bool = true,
+                            with replacement: () async throws -> T) async throws -> T {
         var result: T?
+        let versioned = keepingVersion && versionPolicy != nil && !target.isFolder && !trashStore.keepsOnGateway(path)
+        if versioned, !(try await neverReachedUpstream(target)) { try await flushUploads(under: target) }
         try await withUploadsHeld(under: target) {
             let localOnly = try await neverReachedUpstream(target)
             if !localOnly {
                 do {
-                    try await store.delete(path)
-                } catch UpstreamError.notFound {
+                    if versioned { try await moveToVersions(path) } else { try await store.delete(path) }
+                } catch UpstreamError.notFound, ProviderError.upstream(.notFound) {
                     // Already gone upstream: the index catches up.
                 } catch let error as UpstreamError {
                     throw ProviderError.upstream(error)
@@ -90,6 +95,7 @@ extension Provider {
             let move = { try await self.upstream { try await self.store.move(source, to: destination) } }
             let entry = if let existing { try await replace(existing, at: destination, with: move) } else { try await move() }
             let moved = try await index.move(id: moving.id, to: parent.id, name: destination.last!, entry: entry)
+            await carryVersions(from: source, to: destination)
             return (moved, existing != nil)
         }
     }

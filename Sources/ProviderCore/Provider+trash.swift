@@ -21,9 +21,11 @@ extension Provider {
     /// never reached the upstream (written and deleted within the upload
     /// delay, as editors' lock, swap and temporary files are) is deleted
     /// here as before: at once, with the upstream down, and without
-    /// filling the trash with them. The trash keeps what the upstream held.
-    func trashes(_ target: Item) async throws -> Bool {
-        guard trashPolicy != nil else { return false }
+    /// filling the trash with them. The trash keeps what the upstream held;
+    /// files kept on the gateway (`keep_local`, Finder's `.DS_Store`) are
+    /// not sent there by their DELETE either.
+    func trashes(_ target: Item, at path: ItemPath) async throws -> Bool {
+        guard trashPolicy != nil, !trashStore.keepsOnGateway(path) else { return false }
         if try await neverReachedUpstream(target) { return false }
         return try await keepsTrash()
     }
@@ -31,32 +33,75 @@ extension Provider {
     /// Moves `target` into the trash, its pending writes uploaded first so
     /// what the trash holds is what the client last wrote. Runs under the
     /// coordination (a DELETE's `mutate`).
-    func moveToTrash(_ target: Item, at path: ItemPath, by user: String?) async throws {
-        try await flushUploads(under: target)
+    ///
+    /// The trash is a safety net under a DELETE, not a condition of it: when
+    /// the upstream refuses it for good (no space for the sidecar, a root
+    /// the credentials cannot write, an S3 object over CopyObject's 5 GiB),
+    /// the log says so and this returns false, and the caller deletes for
+    /// good as the client asked. An upstream down fails the DELETE (503).
+    /// - Returns: whether the item is gone (into the trash, or it was
+    ///   already gone upstream).
+    func moveToTrash(_ target: Item, at path: ItemPath, by user: String?) async throws -> Bool {
+        do {
+            try await flushUploads(under: target)
+        } catch ProviderError.upstream(let error) where !error.isTransient {
+            logger.warning("a pending edit could not be uploaded; the trash keeps what the upstream holds",
+                           metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
+        }
         let size = target.isFolder ? try await index.bytesBelow(target.id) : target.size
         var entry = TrashEntry(name: "", originalPath: path, isFolder: target.isFolder, size: size, deletedAt: Date(), deletedBy: user)
         var trashed = false
-        try await withUploadsHeld(under: target) {
-            try await ensureTrashFolder()
-            entry.name = try await freeEntryName(for: target.name, at: entry.deletedAt)
-            try await uploadSidecar(of: entry)
-            do {
-                _ = try await upstream { try await trashStore.move(path, to: TrashLayout.folder + [entry.name]) }
-                trashed = true
-            } catch ProviderError.upstream(.notFound) {
-                // Already gone upstream: nothing to keep, the index catches up.
-                try? await upstream { try await trashStore.delete(TrashLayout.folder + [TrashLayout.sidecarName(of: entry.name)]) }
-            } catch {
-                try? await upstream { try await trashStore.delete(TrashLayout.folder + [TrashLayout.sidecarName(of: entry.name)]) }
-                throw error
+        do {
+            try await withUploadsHeld(under: target) {
+                do {
+                    entry.name = try await freeEntryName(for: target.name, at: entry.deletedAt)
+                    trashed = try await moveIntoTrash(path, as: entry)
+                } catch ProviderError.upstream(.conflict) {
+                    // A folder of the trash was removed upstream behind davgate's back.
+                    reservedFoldersMade.withLockedValue { $0.removeAll() }
+                    trashed = try await moveIntoTrash(path, as: entry)
+                }
             }
+        } catch ProviderError.upstream(let error) where !error.isTransient {
+            logger.warning("the trash could not take it; deleted for good as asked",
+                           metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
+            return false
         }
         cache.remove(try await index.delete(id: target.id))
-        guard trashed else { return }
+        guard trashed else { return true }
         try await index.insertTrashEntry(entry, domain: domain)
         logger.info("moved to the trash", metadata: ["path": "\(Self.display(path))", "entry": "\(entry.name)", "bytes": "\(size)"])
-        if trashPolicy?.budget != nil {
-            Task { try? await self.expireTrash() }
+        if trashPolicy?.budget != nil, trashExpiryQueued.withLockedValue({ queued in defer { queued = true }; return !queued }) {
+            Task {
+                trashExpiryQueued.withLockedValue { $0 = false }
+                try? await self.expireTrash()
+            }
+        }
+        return true
+    }
+
+    /// The sidecar first, then the item, so an entry never exists without
+    /// knowing where it came from. A move whose answer was lost after it
+    /// happened (a timeout, the stat after a WebDAV MOVE, an S3 copy whose
+    /// delete failed) is judged by what is there: the entry there and the
+    /// item gone is a move done; anything else is undone, sidecar too.
+    /// - Returns: false when the item was already gone upstream.
+    private func moveIntoTrash(_ path: ItemPath, as entry: TrashEntry) async throws -> Bool {
+        try await makeReservedFolders(TrashLayout.folder)
+        try await uploadSidecar(of: entry)
+        let place = TrashLayout.folder + [entry.name]
+        let sidecar = TrashLayout.folder + [TrashLayout.sidecarName(of: entry.name)]
+        do {
+            _ = try await upstream { try await trashStore.move(path, to: place) }
+            return true
+        } catch {
+            let arrived = (try? await trashStore.stat(place)) != nil
+            let left = (try? await trashStore.stat(path)) == nil
+            if arrived && left { return true }
+            if arrived { try? await trashStore.delete(place) }
+            try? await trashStore.delete(sidecar)
+            if case ProviderError.upstream(.notFound) = error, left { return false }
+            throw error
         }
     }
 
@@ -191,16 +236,6 @@ extension Provider {
             }
         }
         trashListedAt.withLockedValue { $0 = Date() }
-    }
-
-    private func ensureTrashFolder() async throws {
-        if trashFolderMade.withLockedValue({ $0 }) { return }
-        for depth in 1...TrashLayout.folder.count {
-            do {
-                _ = try await upstream { try await trashStore.makeFolder(Array(TrashLayout.folder.prefix(depth))) }
-            } catch ProviderError.upstream(.exists) {}
-        }
-        trashFolderMade.withLockedValue { $0 = true }
     }
 
     /// An entry name no entry here has (a collision needs two deletions of

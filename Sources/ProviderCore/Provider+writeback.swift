@@ -232,6 +232,8 @@ extension Provider {
             do {
                 let uploaded: UpstreamEntry
                 do {
+                    // What the upstream holds now is what this edit replaces.
+                    if case .version = basis { try await keepVersion(of: path) }
                     uploaded = try await upstream { try await store.upload(file, to: path, expecting: basis, progress: progress) }
                     await upstreamChanged()
                 } catch ProviderError.upstream(.versionMismatch) {

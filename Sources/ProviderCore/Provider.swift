@@ -22,9 +22,14 @@ public final class Provider: Sendable {
     let trashStore: any UpstreamStore
     /// What the domain keeps of deletions; nil when it destroys them.
     public let trashPolicy: TrashPolicy?
+    /// How many earlier contents of a file it keeps; nil for none.
+    public let versionPolicy: VersionPolicy?
     /// When the trash's entries were last compared with the upstream.
     let trashListedAt = NIOLockedValueBox<Date?>(nil)
-    let trashFolderMade = NIOLockedValueBox(false)
+    /// Folders below `.davgate/` made upstream (`makeReservedFolders`).
+    let reservedFoldersMade = NIOLockedValueBox<Set<ItemPath>>([])
+    /// A budget expiry is waiting to run (one at a time after a burst of DELETEs).
+    let trashExpiryQueued = NIOLockedValueBox(false)
     let index: MetadataIndex
     let cache: ContentCache
     /// What a reload may change while the provider runs (`retune`).
@@ -79,11 +84,12 @@ public final class Provider: Sendable {
                 revalidation: Revalidation = .listing, trustFolderVersions: Bool = false,
                 budget: CacheBudget = CacheBudget(), writeMode: WriteMode = .through, uploads: UploadPolicy = UploadPolicy(),
                 lockMirror: (any LockMirror)? = nil, refreshInterval: TimeInterval = 300, trash: TrashPolicy? = nil,
-                logger: Logger) throws {
+                versions: VersionPolicy? = nil, logger: Logger) throws {
         self.domain = domain
         self.store = ReservedNameFilter(base: store)
         self.trashStore = store
         self.trashPolicy = trash
+        self.versionPolicy = versions.flatMap { $0.keep > 0 ? $0 : nil }
         self.index = index
         self.cache = try ContentCache(folder: cacheFolder)
         self.tuning = NIOLockedValueBox(ProviderTuning(listingTTL: listingTTL, budget: budget, uploads: uploads,

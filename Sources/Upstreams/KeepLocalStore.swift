@@ -66,6 +66,8 @@ public struct KeepLocalStore: UpstreamStore {
         return changes
     }
 
+    public func keepsOnGateway(_ path: ItemPath) -> Bool { isLocal(path) }
+
     public func keepsOwnTrash() async throws -> Bool {
         try await upstream.keepsOwnTrash()
     }

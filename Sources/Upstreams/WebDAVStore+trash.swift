@@ -3,14 +3,15 @@ import NIOHTTP1
 import ProviderCore
 
 extension WebDAVStore {
-    /// Another davgate keeps a trash of its own and reserves its folder, so
-    /// a domain on it deletes plainly and that trash restores. It names
-    /// itself in every answer's `Server` header; asked once, with OPTIONS.
+    /// Another davgate whose domain keeps a trash reserves its folder, so a
+    /// domain on it deletes plainly and that trash restores. It says so in
+    /// its OPTIONS answer's `DAV` header (which proxies leave alone, unlike
+    /// `Server`); asked once.
     public func keepsOwnTrash() async throws -> Bool {
-        if let known = serverIsDavgate.withLockedValue({ $0 }) { return known }
+        if let known = upstreamKeepsTrash.withLockedValue({ $0 }) { return known }
         let (_, headers) = try await send(try request("OPTIONS", []), operation: .read)
-        let isDavgate = headers.first(name: "Server")?.lowercased().hasPrefix("davgate") ?? false
-        serverIsDavgate.withLockedValue { $0 = isDavgate }
-        return isDavgate
+        let keeps = headers[canonicalForm: "DAV"].contains { $0 == TrashLayout.capability }
+        upstreamKeepsTrash.withLockedValue { $0 = keeps }
+        return keeps
     }
 }

@@ -10,7 +10,7 @@ struct DavGate: AsyncParsableCommand {
             first read and kept in a local cache; writes land durably and are uploaded; \
             WebDAV locks coordinate writers.
             """,
-        subcommands: [Serve.self, StatusCommand.self, PinCommand.self, UnpinCommand.self, EvictCommand.self, WatchCommand.self, TrashCommand.self,
+        subcommands: [Serve.self, StatusCommand.self, PinCommand.self, UnpinCommand.self, EvictCommand.self, WatchCommand.self, TrashCommand.self, VersionsCommand.self, RestoreCommand.self,
                       UserCommand.self, DomainCommand.self, VaultCommand.self]
     )
 }

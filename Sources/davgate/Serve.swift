@@ -75,7 +75,7 @@ struct Serve: AsyncParsableCommand {
                 trustFolderVersions: domain.folderETags, budget: domain.cacheBudget,
                 writeMode: domain.writeMode, uploads: domain.uploads,
                 lockMirror: domain.mirrorLocks ? store as? any LockMirror : nil, refreshInterval: domain.refreshInterval,
-                trash: domain.trash, logger: logger)
+                trash: domain.trash, versions: domain.versions, logger: logger)
         }
 
         var settings = DAVServerSettings(

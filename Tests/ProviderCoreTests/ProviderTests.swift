@@ -11,14 +11,15 @@ struct Fixture {
     let store: FaultyStore
     let provider: Provider
 
-    init(ttl: TimeInterval = 0, writeMode: WriteMode = .through, uploads: UploadPolicy = UploadPolicy(), trash: TrashPolicy? = nil) throws {
+    init(ttl: TimeInterval = 0, writeMode: WriteMode = .through, uploads: UploadPolicy = UploadPolicy(), trash: TrashPolicy? = nil,
+         versions: VersionPolicy? = nil) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("pc-\(UUID().uuidString)")
         upstream = root.appendingPathComponent("upstream")
         try FileManager.default.createDirectory(at: upstream, withIntermediateDirectories: true)
         store = FaultyStore(root: upstream)
         let index = try MetadataIndex(file: root.appendingPathComponent("index.sqlite"))
         provider = try Provider(domain: "files", store: store, index: index, cacheFolder: root.appendingPathComponent("cache"),
-                                listingTTL: ttl, writeMode: writeMode, uploads: uploads, trash: trash, logger: Logger(label: "test"))
+                                listingTTL: ttl, writeMode: writeMode, uploads: uploads, trash: trash, versions: versions, logger: Logger(label: "test"))
     }
 
     func write(_ text: String, _ name: String) throws {

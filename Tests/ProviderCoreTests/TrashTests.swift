@@ -134,6 +134,25 @@ struct TrashTests {
         #expect(try upstreamNames(f).isEmpty)
     }
 
+    @Test("an upstream that refuses the trash for good (full, forbidden) still deletes as asked; one that is down fails the DELETE")
+    func trashRefused() async throws {
+        let f = try Fixture(trash: TrashPolicy())
+        defer { f.cleanUp() }
+        try f.write("one", "one.txt")
+        try f.write("two", "two.txt")
+        _ = try await f.provider.item(at: ["one.txt"])
+        f.store.failing.withLockedValue { $0 = ["upload": .noSpace] }
+        try await f.provider.delete(at: ["one.txt"])
+        #expect(!FileManager.default.fileExists(atPath: f.upstream.appendingPathComponent("one.txt").path))
+        f.store.failing.withLockedValue { $0 = ["move": .unreachable("down for the test")] }
+        await #expect(throws: ProviderError.upstream(.unreachable("down for the test"))) { try await f.provider.delete(at: ["two.txt"]) }
+        #expect(FileManager.default.fileExists(atPath: f.upstream.appendingPathComponent("two.txt").path))
+        #expect(try await f.provider.item(at: ["two.txt"]) != nil, "the index still has what the upstream still has")
+        f.store.failing.withLockedValue { $0 = [:] }
+        #expect(try await f.provider.trashEntries().isEmpty)
+        #expect(try upstreamNames(f, trashPath).isEmpty, "a sidecar was left behind")
+    }
+
     @Test("purging removes entries and their sidecars upstream; expiry purges the too old, then the oldest past the budget")
     func purgeAndExpiry() async throws {
         let f = try Fixture(trash: TrashPolicy(retention: 3600, budget: 250))

@@ -1,13 +1,17 @@
 import HTTPTypes
 
 import Hummingbird
+import ProviderCore
 
 extension DAVExchange {
     /// OPTIONS (RFC 4918 section 10.1): class 1 and 2, so Finder, davfs2 and
     /// Office mount read-write; `MS-Author-Via` for Windows.
     func options() -> Response {
         var fields = HTTPFields()
-        fields[.init("DAV")!] = "1, 2"
+        // A domain that keeps a trash says so, so another davgate in front
+        // deletes through it rather than keeping a second trash (proxies
+        // rewrite `Server`, not `DAV`).
+        fields[.init("DAV")!] = provider?.trashPolicy != nil ? "1, 2, \(TrashLayout.capability)" : "1, 2"
         fields[.init("MS-Author-Via")!] = "DAV"
         fields[.allow] = permission == .readOnly ? DAVResponder.readOnlyMethods : DAVResponder.allowedMethods
         fields[.acceptRanges] = "bytes"

@@ -23,6 +23,9 @@ struct ServiceExchange {
         if page.first == "evict" {
             return try await evict(Array(page.dropFirst()))
         }
+        if page.first == VersionsExchange.page {
+            return try await VersionsExchange(request: request, settings: settings, user: user, target: Array(page.dropFirst())).respond()
+        }
         if page.first == TrashExchange.page {
             return try await TrashExchange(request: request, settings: settings, user: user, target: Array(page.dropFirst())).respond()
         }

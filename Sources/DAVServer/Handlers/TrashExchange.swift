@@ -98,7 +98,7 @@ struct TrashExchange {
         } else if destination.segments.first == domain, destination.segments.count > 1 {
             target = Array(destination.segments.dropFirst())
         } else {
-            throw DAVError(.badGateway, "Destination \(raw) is neither /.davgate/trash/\(domain)/restore/\(entry) nor a path in /\(domain)/")
+            throw DAVError(.forbidden, "Destination \(raw) is neither /.davgate/trash/\(domain)/restore/\(entry) nor a path in /\(domain)/")
         }
         do {
             _ = try await provider.restoreFromTrash(entry, to: target)

@@ -9,6 +9,10 @@ import Foundation
 public enum TrashLayout {
     /// davgate's own folder at a domain's root upstream (trash, versions).
     public static let reservedName = ".davgate"
+    /// What a davgate domain keeping a trash adds to its OPTIONS `DAV`
+    /// header (an RFC 4918 section 10.1 Coded-URL), so a davgate in front
+    /// leaves deletions to it.
+    public static let capability = "<https://davgate.dev/ns/trash>"
     static let folder: ItemPath = [reservedName, "trash"]
     static let sidecarSuffix = ".info"
 

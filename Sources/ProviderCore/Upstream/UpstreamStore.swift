@@ -49,6 +49,15 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case locked
     case io(String)
 
+    /// The upstream may well take it later (down, overloaded, slow);
+    /// anything else will be refused again.
+    public var isTransient: Bool {
+        switch self {
+        case .unavailable, .unreachable, .timeout: true
+        default: false
+        }
+    }
+
     public var description: String {
         switch self {
         case .notFound: "not found upstream"
@@ -124,6 +133,9 @@ public protocol UpstreamStore: Sendable {
     /// upstream's trash restores, rather than keeping a second trash in a
     /// folder the upstream reserves for its own (the default: false).
     func keepsOwnTrash() async throws -> Bool
+    /// Whether the file at `path` lives only on the gateway, never
+    /// upstream (`keep_local`): the trash does not take it there.
+    func keepsOnGateway(_ path: ItemPath) -> Bool
 }
 
 /// A folder's entries and its own version at the time of the listing.
@@ -189,6 +201,8 @@ extension UpstreamStore {
     }
 
     public func keepsOwnTrash() async throws -> Bool { false }
+
+    public func keepsOnGateway(_ path: ItemPath) -> Bool { false }
 
     /// An upload nobody watches.
     public func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation) async throws -> UpstreamEntry {

@@ -1,0 +1,141 @@
+import DAVProtocol
+import DAVXML
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ProviderCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file's earlier contents over WebDAV: `PROPFIND
+/// /.davgate/versions/DOMAIN/PATH` lists them (newest first) as members
+/// `.../PATH/ID`, with sizes and the time each was superseded; `GET` of a
+/// member reads it; `COPY` of one onto the file (or any path in the
+/// domain) restores it as a PUT would, so what it replaces becomes a
+/// version in turn; `DELETE` of one removes it.
+struct VersionsExchange {
+    static let page = "versions"
+    static let allowed = "OPTIONS, PROPFIND, GET, HEAD, COPY, DELETE"
+
+    let request: Request
+    let settings: DAVServerSettings
+    let user: String
+    /// The segments after `/.davgate/versions/`: the domain, the file's path, maybe a version.
+    let target: [String]
+
+    func respond() async throws -> Response {
+        guard let domain = target.first, let provider = settings.domains[domain],
+              let permission = settings.permission(of: user, in: domain) else {
+            throw DAVError(.notFound, "no domain named \((target.first ?? "").debugDescription); versions are at /.davgate/versions/DOMAIN/PATH")
+        }
+        guard provider.versionPolicy != nil else {
+            throw DAVError(.notFound, "the domain \(domain) keeps no versions (versions_keep = 0)")
+        }
+        let (path, version) = try await split(Array(target.dropFirst()), provider)
+        guard !path.isEmpty else { throw DAVError(.notFound, "name a file: /.davgate/versions/\(domain)/PATH") }
+        let method = request.method.rawValue
+        if ["COPY", "DELETE"].contains(method), permission != .readWrite {
+            throw DAVError(.forbidden, "\(user) may only read in \(domain)")
+        }
+        switch (method, version) {
+        case ("OPTIONS", _):
+            var fields = HTTPFields()
+            fields[.init("DAV")!] = "1"
+            fields[.allow] = Self.allowed
+            return DAVExchange.response(.ok, headers: fields)
+        case ("PROPFIND", _):
+            return try await list(provider, domain: domain, path: path, only: version)
+        case ("GET", let version?), ("HEAD", let version?):
+            return try await read(provider, path: path, version: version)
+        case ("COPY", let version?):
+            return try await restore(provider, domain: domain, path: path, version: version)
+        case ("DELETE", let version?):
+            try await provider.deleteVersion(of: path, id: version.id)
+            return DAVExchange.response(.noContent)
+        case ("GET", nil), ("HEAD", nil), ("COPY", nil), ("DELETE", nil):
+            throw DAVError(.notFound, "no such version of /\(domain)/\(path.dropLast().joined(separator: "/")); list them with PROPFIND /.davgate/versions/\(domain)/PATH")
+        default:
+            var error = DAVError(.methodNotAllowed, "the versions of a file answer PROPFIND; a version answers GET, COPY and DELETE")
+            error.headers[.allow] = Self.allowed
+            throw error
+        }
+    }
+
+    /// `PATH/ID` names a version when the file at PATH has one with that
+    /// id; otherwise the whole is the file's path (a file named by digits).
+    private func split(_ segments: [String], _ provider: Provider) async throws -> (ItemPath, FileVersion?) {
+        guard segments.count > 1, let last = segments.last, last.allSatisfy({ $0.isASCII && $0.isNumber }) else { return (segments, nil) }
+        let path = Array(segments.dropLast())
+        if let version = try await provider.versions(of: path).first(where: { $0.id == last }) { return (path, version) }
+        return (segments, nil)
+    }
+
+    private func list(_ provider: Provider, domain: String, path: ItemPath, only: FileVersion?) async throws -> Response {
+        let folder = DAVPath(segments: [ServiceExchange.folder, Self.page, domain] + path)
+        let depth = (try? Depth.parse(request.headers[.init("Depth")!])) ?? nil
+        var body = Multistatus.header
+        if let only {
+            body += VersionListing.response(only, in: folder)
+        } else {
+            let versions = try await provider.versions(of: path)
+            body += Multistatus.response(href: folder.href(collection: true), propstats: [PropStat(status: 200, properties: [
+                PropertyXML.element(.dav("resourcetype"), valueXML: "<D:collection/>"),
+                PropertyXML.text(.dav("displayname"), "Versions of \(path.last ?? "")"),
+            ])])
+            if depth != .zero { for version in versions { body += VersionListing.response(version, in: folder) } }
+        }
+        body += Multistatus.footer
+        var fields = HTTPFields()
+        fields[.contentType] = "application/xml; charset=utf-8"
+        var buffer = ByteBuffer()
+        buffer.writeString(body)
+        return Response(status: DAVExchange.multiStatus, headers: fields, body: .init(byteBuffer: buffer))
+    }
+
+    /// The version is fetched whole into a temporary file, then streamed
+    /// from it (unlinked at once; the open descriptor keeps it).
+    private func read(_ provider: Provider, path: ItemPath, version: FileVersion) async throws -> Response {
+        var fields = HTTPFields()
+        fields[.contentType] = "application/octet-stream"
+        fields[.lastModified] = HTTPDate.rfc1123(version.savedAt)
+        fields[.cacheControl] = "no-store"
+        if request.method == .head {
+            fields[.contentLength] = String(version.size)
+            return Response(status: .ok, headers: fields, body: .init())
+        }
+        let file = try await provider.versionContents(of: path, id: version.id)
+        defer { provider.discardWrite(file) }
+        let open = try OpenFile(path: file.path)
+        fields[.contentLength] = String(open.size)
+        guard open.size > 0 else { return Response(status: .ok, headers: fields, body: .init()) }
+        let descriptor = open.descriptor, size = open.size
+        return Response(status: .ok, headers: fields,
+                        body: FileDescriptor.body(range: 0...(size - 1), open: { descriptor }, available: { _ in size }))
+    }
+
+    /// Destination: the file itself or another path in the domain.
+    private func restore(_ provider: Provider, domain: String, path: ItemPath, version: FileVersion) async throws -> Response {
+        guard let raw = request.headers[.init("Destination")!] else {
+            throw DAVError.badRequest("a restore needs a Destination: /\(domain)/\(path.joined(separator: "/")) or another path in /\(domain)/")
+        }
+        let destination: DAVPath
+        switch try? Destination.parse(raw, requestHost: request.head.authority) {
+        case .local(let p, _)?: destination = p
+        case .foreign?: throw DAVError(.badGateway, "Destination \(raw) is on another server")
+        case nil: throw DAVError.badRequest("invalid Destination header: \(raw)")
+        }
+        guard destination.segments.first == domain, destination.segments.count > 1 else {
+            throw DAVError(.badGateway, "Destination \(raw) is outside the domain \(domain)")
+        }
+        let outcome: Provider.WriteOutcome
+        do {
+            outcome = try await provider.restoreVersion(of: path, id: version.id, to: Array(destination.segments.dropFirst()))
+        } catch let error as ProviderError {
+            if case .nameRefused(let violation) = error { throw DAVError.nameRefused(violation, inDestination: true) }
+            throw DAVError(error)
+        }
+        return DAVExchange.response(outcome.created ? .created : .noContent)
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+
+/// File versions (`VersionLayout`): before the upstream's content of a file
+/// is replaced (an upload over it, write-through or write-back, or a MOVE
+/// or COPY onto it), that content is set aside upstream; a restore writes
+/// a version back through the ordinary write path, so it is coordinated,
+/// journaled and uploaded like any PUT, and what it replaces becomes a
+/// version in turn.
+extension Provider {
+    /// The versions of the file at `path`, newest first (read from the
+    /// upstream: versions made by another gateway are there too).
+    public func versions(of path: ItemPath) async throws -> [FileVersion] {
+        let found: [UpstreamEntry]
+        do {
+            found = try await upstream { try await trashStore.list(VersionLayout.folder(of: path)) }
+        } catch ProviderError.upstream(.notFound), ProviderError.upstream(.conflict) {
+            return []
+        }
+        return found.compactMap { entry in
+            guard !entry.isFolder, let id = VersionLayout.id(ofName: entry.name), let millis = Double(id) else { return nil }
+            return FileVersion(id: id, size: entry.size, savedAt: Date(timeIntervalSince1970: millis / 1000))
+        }.sorted { $0.savedAt > $1.savedAt }
+    }
+
+    /// A version's bytes in a new temporary file the caller removes
+    /// (`discardWrite`).
+    public func versionContents(of path: ItemPath, id: String) async throws -> URL {
+        let file = newWriteFile()
+        do {
+            _ = try await upstream { try await trashStore.fetch(VersionLayout.path(of: id, for: path), into: file) }
+        } catch {
+            cache.discard(file)
+            throw error
+        }
+        return file
+    }
+
+    /// Writes a version back at `destination` (the file itself unless told)
+    /// as a PUT would, under `conditions`.
+    public func restoreVersion(of path: ItemPath, id: String, to destination: ItemPath? = nil,
+                               conditions: WriteConditions = .unconditional) async throws -> WriteOutcome {
+        let file = try await versionContents(of: path, id: id)
+        let size: Int64
+        do {
+            try await blocking { try ContentCache.sync(file) }
+            size = Int64(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber ?? 0)
+        } catch {
+            cache.discard(file)
+            throw ProviderError.local("could not stage the version: \(error)")
+        }
+        let outcome = try await write(WriteRequest(path: destination ?? path, file: file, size: size, conditions: conditions))
+        logger.info("restored a version", metadata: ["path": "\(Self.display(destination ?? path))", "version": "\(id)"])
+        return outcome
+    }
+
+    public func deleteVersion(of path: ItemPath, id: String) async throws {
+        try await upstream { try await trashStore.delete(VersionLayout.path(of: id, for: path)) }
+    }
+
+    /// Copies the upstream's content of `path` aside before an upload
+    /// replaces it. A store that cannot copy it (a permanent refusal) is
+    /// logged and the upload goes on: a version is a safety net, not a
+    /// condition of the write; a transient failure fails the upload, which
+    /// is retried.
+    func keepVersion(of path: ItemPath) async throws {
+        guard versionPolicy != nil, !trashStore.keepsOnGateway(path) else { return }
+        do {
+            _ = try await intoVersions(of: path) { target in
+                try await upstream { try await trashStore.copy(path, to: target, recursive: false) }
+            }
+        } catch ProviderError.upstream(.notFound) {
+            return
+        } catch ProviderError.upstream(let error) where !error.isTransient {
+            logger.warning("could not keep the previous content as a version; writing anyway",
+                           metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
+            return
+        }
+        await pruneVersions(of: path)
+    }
+
+    /// Moves the upstream's file at `path` among its versions (a MOVE or
+    /// COPY onto it) instead of deleting it.
+    func moveToVersions(_ path: ItemPath) async throws {
+        _ = try await intoVersions(of: path) { target in try await upstream { try await trashStore.move(path, to: target) } }
+        await pruneVersions(of: path)
+    }
+
+    /// After a MOVE, the versions of what moved follow it, when the new
+    /// place has none of its own (they would have to be merged); otherwise
+    /// they stay under the old path, and the log says so.
+    func carryVersions(from source: ItemPath, to destination: ItemPath) async {
+        guard versionPolicy != nil else { return }
+        do {
+            try await makeReservedFolders(Array(VersionLayout.folder(of: destination).dropLast()))
+            _ = try await upstream { try await trashStore.move(VersionLayout.folder(of: source), to: VersionLayout.folder(of: destination)) }
+        } catch ProviderError.upstream(.notFound) {
+            // Nothing had versions.
+        } catch {
+            logger.warning("the versions stay under the old path", metadata: [
+                "from": "\(Self.display(source))", "to": "\(Self.display(destination))", "error": "\(error)"])
+        }
+    }
+
+    /// Versions past `versions_keep`, oldest first, removed upstream.
+    private func pruneVersions(of path: ItemPath) async {
+        guard let keep = versionPolicy?.keep else { return }
+        do {
+            for version in try await versions(of: path).dropFirst(keep) {
+                try await deleteVersion(of: path, id: version.id)
+            }
+        } catch {
+            logger.warning("could not prune old versions", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
+        }
+    }
+
+    /// Runs `operation` with a free name for a new version of `path`, its
+    /// folders made; once more, with the folders made again, when one was
+    /// removed upstream behind davgate's back (`.conflict`).
+    private func intoVersions<T>(of path: ItemPath, _ operation: (ItemPath) async throws -> T) async throws -> T {
+        do {
+            return try await operation(try await versionTarget(for: path))
+        } catch ProviderError.upstream(.conflict) {
+            reservedFoldersMade.withLockedValue { $0.removeAll() }
+            return try await operation(try await versionTarget(for: path))
+        }
+    }
+
+    private func versionTarget(for path: ItemPath) async throws -> ItemPath {
+        try await makeReservedFolders(VersionLayout.folder(of: path))
+        var moment = Date()
+        let existing = Set(try await versions(of: path).map(\.id))
+        while existing.contains(String(VersionLayout.name(at: moment).dropLast(VersionLayout.suffix.count))) { moment += 0.001 }
+        return VersionLayout.folder(of: path) + [VersionLayout.name(at: moment)]
+    }
+
+    /// Makes `folder` and its parents upstream (below davgate's reserved
+    /// folder), remembering what it made so the next version or trash
+    /// entry asks nothing.
+    func makeReservedFolders(_ folder: ItemPath) async throws {
+        for depth in 1...folder.count {
+            let prefix = Array(folder.prefix(depth))
+            if reservedFoldersMade.withLockedValue({ $0.contains(prefix) }) { continue }
+            do {
+                _ = try await upstream { try await trashStore.makeFolder(prefix) }
+            } catch ProviderError.upstream(.exists) {}
+            reservedFoldersMade.withLockedValue { _ = $0.insert(prefix) }
+        }
+    }
+}

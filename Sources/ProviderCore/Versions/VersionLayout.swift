@@ -1,0 +1,50 @@
+import Foundation
+
+/// Where a domain keeps the contents its files held before an overwrite:
+/// below davgate's reserved folder upstream, in a folder mirroring the
+/// file's own path (`.davgate/versions/docs/report.txt/`), one file a
+/// version named by when it was superseded (`1764163668123.v`, in
+/// milliseconds). Mirroring the path lets a MOVE of a file or a folder
+/// carry the versions with one more move, and lets anyone browsing the
+/// upstream find them.
+enum VersionLayout {
+    static let folder: ItemPath = [TrashLayout.reservedName, "versions"]
+    static let suffix = ".v"
+
+    static func folder(of path: ItemPath) -> ItemPath { folder + path }
+
+    static func name(at date: Date) -> String {
+        "\(Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))\(suffix)"
+    }
+
+    /// The id a version's name carries (its milliseconds), nil for anything else.
+    static func id(ofName name: String) -> String? {
+        guard name.hasSuffix(suffix) else { return nil }
+        let digits = name.dropLast(suffix.count)
+        return !digits.isEmpty && digits.allSatisfy({ $0.isASCII && $0.isNumber }) ? String(digits) : nil
+    }
+
+    static func path(of id: String, for path: ItemPath) -> ItemPath { folder(of: path) + [id + suffix] }
+}
+
+/// One earlier content of a file.
+public struct FileVersion: Sendable, Equatable {
+    /// Stable: the moment it was superseded, in milliseconds since 1970.
+    public var id: String
+    public var size: Int64
+    /// When it was superseded (an overwrite or a restore replaced it).
+    public var savedAt: Date
+
+    public init(id: String, size: Int64, savedAt: Date) {
+        self.id = id
+        self.size = size
+        self.savedAt = savedAt
+    }
+}
+
+/// How many earlier contents a domain keeps of each file
+/// (`versions_keep`); 0 keeps none.
+public struct VersionPolicy: Sendable, Equatable {
+    public var keep: Int
+    public init(keep: Int = 10) { self.keep = keep }
+}

@@ -1,0 +1,105 @@
+import DavgateTestSupport
+import Foundation
+import Testing
+
+/// Issue 17's versions through the real server and real clients: cadaver
+/// overwrites a file, `davgate versions` lists what it replaced, `davgate
+/// restore` writes it back; the WebDAV view lists, reads and restores.
+@Suite("versions over real TLS")
+struct VersionsViewTests {
+    private func command(_ server: DavgateProcess, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await runDavgate(arguments + ["--config", server.configFile.path, "--url", server.baseURL, "--password-stdin"],
+                             stdin: server.adminPassword + "\n")
+    }
+
+    @Test("an overwrite from cadaver keeps the old content; davgate versions lists it and davgate restore brings it back")
+    func cadaverOverwriteThenRestore() async throws {
+        let cadaver = try #require(findExecutable("cadaver"), "cadaver is not installed (apt-get install cadaver)")
+        let python = try #require(findExecutable("python3"), "python3 drives cadaver through a pseudo-terminal")
+        try await withGateway { server, client in
+            let session = try CadaverSession(server: server, cadaver: cadaver, python: python)
+            try session.writeLocal("good.txt", Data("the good draft\n".utf8))
+            try session.writeLocal("empty.txt", Data())
+            let first = try await session.run(["put good.txt \"Bericht 2026.txt\""])
+            #expect(first["put good.txt \"Bericht 2026.txt\""]?.contains("succeeded") == true, "\(first)")
+            #expect(try await client.uploadsDrained())
+            // The editor's accident: an empty file saved over the good one.
+            let second = try await session.run(["put empty.txt \"Bericht 2026.txt\""])
+            #expect(second["put empty.txt \"Bericht 2026.txt\""]?.contains("succeeded") == true, "\(second)")
+            #expect(try await client.uploadsDrained())
+            #expect(try Data(contentsOf: server.upstream.appendingPathComponent("Bericht 2026.txt")).isEmpty)
+
+            let listed = try await command(server, ["versions", "/files/Bericht 2026.txt"])
+            #expect(listed.status == 0 && listed.output.contains("1    ") && listed.output.contains("15 bytes"), "\(listed.output)")
+            let restored = try await command(server, ["restore", "/files/Bericht 2026.txt", "--version", "1"])
+            #expect(restored.status == 0, "\(restored.output)")
+            #expect(try await client.send("GET", "/files/Bericht%202026.txt").text == "the good draft\n")
+            #expect(try await client.uploadsDrained())
+            #expect(try String(contentsOf: server.upstream.appendingPathComponent("Bericht 2026.txt"), encoding: .utf8) == "the good draft\n")
+            // The empty save is a version now, and the listing shows none of it.
+            let again = try await command(server, ["versions", "/files/Bericht 2026.txt"])
+            #expect(again.output.contains("1    ") && again.output.contains("2    ") && again.output.contains("Zero KB"), "\(again.output)")
+            let root = try await client.send("PROPFIND", "/files/", headers: [("Depth", "1")])
+            #expect(!root.text.contains(".davgate"), "\(root.text)")
+        }
+    }
+
+    @Test("the WebDAV view: PROPFIND lists versions newest first, GET reads one, COPY restores it elsewhere, DELETE removes it")
+    func webdavView() async throws {
+        try await withGateway { server, client in
+            for text in ["one", "two", "three"] {
+                #expect([201, 204].contains(try await client.send("PUT", "/files/f.txt", body: text).status))
+                #expect(try await client.uploadsDrained())
+            }
+            let listing = try await client.send("PROPFIND", "/.davgate/versions/files/f.txt", headers: [("Depth", "1")])
+            #expect(listing.status == 207, "\(listing.text)")
+            let tree = try #require(XMLTree.parse(listing.text))
+            let ids = tree.all("response").compactMap { $0.child("href")?.text }.filter { !$0.hasSuffix("/") }
+                .compactMap { $0.split(separator: "/").last.map(String.init) }
+            #expect(ids.count == 2, "\(listing.text)")
+            let newest = try #require(ids.first), oldest = try #require(ids.last)
+            #expect(try await client.send("GET", "/.davgate/versions/files/f.txt/\(newest)").text == "two")
+            #expect(try await client.send("GET", "/.davgate/versions/files/f.txt/\(oldest)").text == "one")
+            let copied = try await client.send("COPY", "/.davgate/versions/files/f.txt/\(oldest)",
+                                               headers: [("Destination", "\(client.base)/files/f%20as%20it%20was.txt")])
+            #expect(copied.status == 201, "\(copied.text)")
+            #expect(try await client.send("GET", "/files/f%20as%20it%20was.txt").text == "one")
+            #expect(try await client.send("DELETE", "/.davgate/versions/files/f.txt/\(oldest)").status == 204)
+            #expect(try await client.send("GET", "/.davgate/versions/files/f.txt/\(oldest)").status == 404)
+            #expect(try await client.send("GET", "/files/f.txt").text == "three")
+        }
+    }
+
+    @Test("davgate in front of davgate: a DELETE through the front lands in the upstream davgate's trash, not in a second one")
+    func chainedDeleteUsesTheUpstreamsTrash() async throws {
+        let upstream = try await DavgateProcess()
+        defer { upstream.cleanUp() }
+        let (vault, key) = try await makeVault()
+        defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
+        let stored = try await runDavgate(["vault", "set", "davgate", "admin", "--group", "chained", "--vault", vault.path, "--key-file", key.path],
+                                          stdin: upstream.adminPassword + "\n")
+        try #require(stored.status == 0, "\(stored.output)")
+        let front = try await DavgateProcess(extraServer: "vault = \"\(vault.path)\"", extraDomain: """
+
+            [[domain]]
+            name = "chained"
+            upstream = "\(upstream.domainURL("files").absoluteString)"
+            upstream_ca = "\(upstream.certificate.path)"
+            credentials = { service = "davgate", account = "admin" }
+            """, arguments: ["--key-file", key.path])
+        defer { front.cleanUp() }
+        try await withClient(front) { client async throws in
+            #expect(try await client.send("PUT", "/chained/plan.txt", body: "the plan").status == 201)
+            // Delivered by both: each trash keeps only what reached its upstream.
+            #expect(try await client.uploadsDrained())
+            #expect(try await uploadsDrained(upstream))
+            #expect(try await client.send("DELETE", "/chained/plan.txt").status == 204)
+            #expect(try await client.trashEntries("chained").isEmpty, "the front kept a trash of its own")
+        }
+        try await withClient(upstream) { client async throws in
+            let entries = try await client.trashEntries("files")
+            #expect(entries.map(\.location) == ["plan.txt"], "\(entries)")
+        }
+        #expect(!front.stderr.contains("the trash could not take it"), "\(front.stderr)")
+    }
+}

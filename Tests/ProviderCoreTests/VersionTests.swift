@@ -1,0 +1,105 @@
+import Foundation
+import Logging
+@testable import ProviderCore
+import Testing
+
+/// An overwrite keeps what the upstream held as a version, through either
+/// write mode and through a MOVE or COPY onto the file; versions follow a
+/// MOVE, are pruned past `versions_keep`, and a restore writes one back
+/// while the content it replaces becomes a version in turn (issue 17).
+@Suite("File versions")
+struct VersionTests {
+    private func fixture(_ writeMode: WriteMode = .through, keep: Int = 10) throws -> Fixture {
+        try Fixture(writeMode: writeMode, uploads: UploadPolicy(quietDelay: 3600), versions: VersionPolicy(keep: keep))
+    }
+
+    private func contents(_ f: Fixture, _ path: ItemPath) async throws -> [String] {
+        var result: [String] = []
+        for version in try await f.provider.versions(of: path) {
+            let file = try await f.provider.versionContents(of: path, id: version.id)
+            result.append(try String(contentsOf: file, encoding: .utf8))
+            f.provider.discardWrite(file)
+        }
+        return result
+    }
+
+    @Test("an overwrite keeps the upstream's previous content, in both write modes", arguments: WriteMode.allCases)
+    func overwriteKeepsPrevious(writeMode: WriteMode) async throws {
+        let f = try fixture(writeMode)
+        defer { f.cleanUp() }
+        try f.write("first", "a.txt")
+        _ = try await f.provider.item(at: ["a.txt"])
+        _ = try await f.put("second", at: ["a.txt"])
+        _ = try await f.put("third", at: ["a.txt"])
+        try await f.provider.flushAllUploads()
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("a.txt"), encoding: .utf8) == "third")
+        // Write-back uploads only the newest edit: what the upstream held
+        // before it is the one version.
+        #expect(try await contents(f, ["a.txt"]) == (writeMode == .through ? ["second", "first"] : ["first"]))
+        let root = try await f.provider.root()
+        try await f.provider.refreshIfStale(root)
+        #expect(try await f.provider.children(of: root).map(\.name) == ["a.txt"], "the versions folder shows")
+        _ = try await f.put("new", at: ["new.txt"])
+        try await f.provider.flushAllUploads()
+        #expect(try await f.provider.versions(of: ["new.txt"]).isEmpty, "a new file has no earlier content")
+    }
+
+    @Test("versions past versions_keep are removed, oldest first")
+    func pruned() async throws {
+        let f = try fixture(keep: 2)
+        defer { f.cleanUp() }
+        try f.write("v1", "a.txt")
+        _ = try await f.provider.item(at: ["a.txt"])
+        for n in 2...5 { _ = try await f.put("v\(n)", at: ["a.txt"]) }
+        #expect(try await contents(f, ["a.txt"]) == ["v4", "v3"])
+    }
+
+    @Test("a restore writes a version back, and what it replaced becomes a version")
+    func restore() async throws {
+        let f = try fixture()
+        defer { f.cleanUp() }
+        try f.write("good", "report.txt")
+        _ = try await f.provider.item(at: ["report.txt"])
+        _ = try await f.put("", at: ["report.txt"])
+        let good = try #require(try await f.provider.versions(of: ["report.txt"]).first)
+        let outcome = try await f.provider.restoreVersion(of: ["report.txt"], id: good.id)
+        #expect(!outcome.created && outcome.item.size == 4)
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("report.txt"), encoding: .utf8) == "good")
+        #expect(try await contents(f, ["report.txt"]) == ["", "good"])
+        _ = try await f.provider.restoreVersion(of: ["report.txt"], id: good.id, to: ["copy of report.txt"])
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("copy of report.txt"), encoding: .utf8) == "good")
+    }
+
+    @Test("a MOVE onto a file keeps it as a version, and a file's versions follow it when it moves")
+    func moves() async throws {
+        let f = try fixture()
+        defer { f.cleanUp() }
+        try f.write("saved before", "doc.txt")
+        try f.write("the new save", ".doc.txt.tmp")
+        _ = try await f.provider.item(at: ["doc.txt"])
+        // An editor's save: a temporary file renamed over the original.
+        _ = try await f.provider.move(from: [".doc.txt.tmp"], to: ["doc.txt"], overwrite: true)
+        #expect(try await contents(f, ["doc.txt"]) == ["saved before"])
+        _ = try await f.provider.move(from: ["doc.txt"], to: ["renamed.txt"], overwrite: false)
+        #expect(try await contents(f, ["renamed.txt"]) == ["saved before"])
+        #expect(try await f.provider.versions(of: ["doc.txt"]).isEmpty)
+        try FileManager.default.createDirectory(at: f.upstream.appendingPathComponent("folder"), withIntermediateDirectories: true)
+        _ = try await f.provider.move(from: ["renamed.txt"], to: ["folder", "renamed.txt"], overwrite: false)
+        _ = try await f.provider.move(from: ["folder"], to: ["moved folder"], overwrite: false)
+        #expect(try await contents(f, ["moved folder", "renamed.txt"]) == ["saved before"])
+        try f.write("copied over", "source.txt")
+        _ = try await f.provider.copy(from: ["source.txt"], to: ["moved folder", "renamed.txt"], recursive: false, overwrite: true)
+        #expect(try await contents(f, ["moved folder", "renamed.txt"]) == ["the new save", "saved before"])
+    }
+
+    @Test("with versions off nothing is kept and nothing is made upstream")
+    func off() async throws {
+        let f = try Fixture()
+        defer { f.cleanUp() }
+        try f.write("first", "a.txt")
+        _ = try await f.provider.item(at: ["a.txt"])
+        _ = try await f.put("second", at: ["a.txt"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.path) == ["a.txt"])
+        #expect(try await f.provider.versions(of: ["a.txt"]).isEmpty)
+    }
+}
