@@ -114,7 +114,7 @@ extension Provider {
         metrics.uploadsInFlight.increment()
         defer { metrics.uploadsInFlight.decrement() }
         do {
-            if case .version = basis { try await keepVersion(of: path) }
+            if case .version(let based) = basis { try await keepVersion(of: path, basis: based) }
             entry = try await upstream { try await store.upload(request.file, to: path, expecting: basis) }
             metrics.uploads.increment()
             metrics.uploadedBytes.increment(by: entry.size)

@@ -59,7 +59,8 @@ extension Provider {
             let localOnly = try await neverReachedUpstream(target)
             if !localOnly {
                 do {
-                    if versioned { try await moveToVersions(path) } else { try await store.delete(path) }
+                    let kept = versioned ? try await moveToVersions(path) : false
+                    if !kept { try await store.delete(path) }
                 } catch UpstreamError.notFound, ProviderError.upstream(.notFound) {
                     // Already gone upstream: the index catches up.
                 } catch let error as UpstreamError {
@@ -95,7 +96,6 @@ extension Provider {
             let move = { try await self.upstream { try await self.store.move(source, to: destination) } }
             let entry = if let existing { try await replace(existing, at: destination, with: move) } else { try await move() }
             let moved = try await index.move(id: moving.id, to: parent.id, name: destination.last!, entry: entry)
-            await carryVersions(from: source, to: destination)
             return (moved, existing != nil)
         }
     }

@@ -10,11 +10,17 @@ import NIOConcurrencyHelpers
 /// one) made appear, and entries purged elsewhere go.
 extension Provider {
     /// Whether deletions go to the trash: the domain keeps one and the
-    /// upstream does not keep its own (another davgate, whose trash then
-    /// holds them).
+    /// upstream is not another davgate (whose own trash then holds them,
+    /// as its configuration says).
     func keepsTrash() async throws -> Bool {
         guard trashPolicy != nil else { return false }
-        return try await !upstream { try await trashStore.keepsOwnTrash() }
+        return try await !upstreamIsDavgate()
+    }
+
+    /// Another davgate reserves `.davgate/` in its domains and keeps its own
+    /// trash and versions; asked of the store once.
+    func upstreamIsDavgate() async throws -> Bool {
+        try await upstream { try await trashStore.isDavgate() }
     }
 
     /// Whether a DELETE of `target` moves it into the trash. A file that
@@ -53,14 +59,19 @@ extension Provider {
         var trashed = false
         do {
             try await withUploadsHeld(under: target) {
-                do {
-                    entry.name = try await freeEntryName(for: target.name, at: entry.deletedAt)
-                    trashed = try await moveIntoTrash(path, as: entry)
-                } catch ProviderError.upstream(.conflict) {
-                    // A folder of the trash was removed upstream behind davgate's back.
-                    reservedFoldersMade.withLockedValue { $0.removeAll() }
-                    trashed = try await moveIntoTrash(path, as: entry)
+                for attempt in 0..<5 {
+                    entry.name = try await freeEntryName(for: target.name, at: entry.deletedAt + Double(attempt) / 1000)
+                    do {
+                        trashed = try await moveIntoTrash(path, as: entry)
+                        return
+                    } catch ProviderError.upstream(.conflict) {
+                        // A folder of the trash was removed upstream behind davgate's back.
+                        reservedFoldersMade.withLockedValue { $0.removeAll() }
+                    } catch is TrashNameTaken {
+                        // Another gateway on this upstream took the name.
+                    }
                 }
+                throw ProviderError.upstream(.exists)
             }
         } catch ProviderError.upstream(let error) where !error.isTransient {
             logger.warning("the trash could not take it; deleted for good as asked",
@@ -80,27 +91,39 @@ extension Provider {
         return true
     }
 
-    /// The sidecar first, then the item, so an entry never exists without
-    /// knowing where it came from. A move whose answer was lost after it
-    /// happened (a timeout, the stat after a WebDAV MOVE, an S3 copy whose
-    /// delete failed) is judged by what is there: the entry there and the
-    /// item gone is a move done; anything else is undone, sidecar too.
+    /// The sidecar first (never over another's), then the item, so an
+    /// entry never exists without knowing where it came from. A move whose
+    /// answer was lost after it happened (a timeout, the stat after a
+    /// WebDAV MOVE, an S3 copy whose delete failed) is judged by what is
+    /// there: the entry there and the item gone is a move done; the entry
+    /// there beside the item is a half copy, removed with the sidecar; when
+    /// the stats fail too, nothing is touched (the sidecar of an entry that
+    /// never arrived is removed by a later comparison of the trash).
     /// - Returns: false when the item was already gone upstream.
+    /// - Throws: `TrashNameTaken` when another gateway has the name.
     private func moveIntoTrash(_ path: ItemPath, as entry: TrashEntry) async throws -> Bool {
         try await makeReservedFolders(TrashLayout.folder)
-        try await uploadSidecar(of: entry)
         let place = TrashLayout.folder + [entry.name]
         let sidecar = TrashLayout.folder + [TrashLayout.sidecarName(of: entry.name)]
+        do {
+            try await uploadSidecar(of: entry)
+        } catch ProviderError.upstream(.exists), ProviderError.upstream(.versionMismatch) {
+            throw TrashNameTaken()
+        }
         do {
             _ = try await upstream { try await trashStore.move(path, to: place) }
             return true
         } catch {
-            let arrived = (try? await trashStore.stat(place)) != nil
-            let left = (try? await trashStore.stat(path)) == nil
-            if arrived && left { return true }
-            if arrived { try? await trashStore.delete(place) }
-            try? await trashStore.delete(sidecar)
-            if case ProviderError.upstream(.notFound) = error, left { return false }
+            if case ProviderError.upstream(.exists) = error {
+                try? await trashStore.delete(sidecar)
+                throw TrashNameTaken()
+            }
+            let arrived = await presence(place)
+            let left = await presence(path).map { !$0 }
+            if arrived == true, left == true { return true }
+            if arrived == true, left == false { try? await trashStore.delete(place) }
+            if arrived != nil, left != nil { try? await trashStore.delete(sidecar) }
+            if case ProviderError.upstream(.notFound) = error, left == true { return false }
             throw error
         }
     }
@@ -249,6 +272,15 @@ extension Provider {
         }
     }
 
+    /// Whether something is at `path` upstream; nil when the store could not say.
+    private func presence(_ path: ItemPath) async -> Bool? {
+        do {
+            return try await trashStore.stat(path) != nil
+        } catch {
+            return nil
+        }
+    }
+
     private func uploadSidecar(of entry: TrashEntry) async throws {
         let file = cache.temporaryFile("trash")
         defer { try? FileManager.default.removeItem(at: file) }
@@ -258,7 +290,7 @@ extension Provider {
             throw ProviderError.local("could not write a trash sidecar: \(error)")
         }
         _ = try await upstream {
-            try await trashStore.upload(file, to: TrashLayout.folder + [TrashLayout.sidecarName(of: entry.name)], expecting: .any)
+            try await trashStore.upload(file, to: TrashLayout.folder + [TrashLayout.sidecarName(of: entry.name)], expecting: .absent)
         }
     }
 
@@ -288,3 +320,6 @@ extension Provider {
         return current
     }
 }
+
+/// A trash entry's name is taken upstream (by another gateway on it).
+struct TrashNameTaken: Error {}

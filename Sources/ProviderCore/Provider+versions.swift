@@ -8,6 +8,11 @@ import NIOConcurrencyHelpers
 /// a version back through the ordinary write path, so it is coordinated,
 /// journaled and uploaded like any PUT, and what it replaces becomes a
 /// version in turn.
+///
+/// Versions belong to a path and stay there when the file is moved away:
+/// Word saves by renaming the document to `~WRL0001.tmp`, writing the new
+/// one under the old name and deleting the renamed one, so versions that
+/// followed the file would leave the document on every save.
 extension Provider {
     /// The versions of the file at `path`, newest first (read from the
     /// upstream: versions made by another gateway are there too).
@@ -60,12 +65,17 @@ extension Provider {
     }
 
     /// Copies the upstream's content of `path` aside before an upload
-    /// replaces it. A store that cannot copy it (a permanent refusal) is
-    /// logged and the upload goes on: a version is a safety net, not a
-    /// condition of the write; a transient failure fails the upload, which
-    /// is retried.
-    func keepVersion(of path: ItemPath) async throws {
-        guard versionPolicy != nil, !trashStore.keepsOnGateway(path) else { return }
+    /// replaces it, when that content is the one the upload was based on
+    /// (`basis`): a stale basis means the upload will conflict and replace
+    /// nothing, and a retry of an upload whose answer was lost must not keep
+    /// our own bytes. Each basis is kept once, however often its upload is
+    /// retried. A store that cannot copy it (a permanent refusal) is logged
+    /// and the upload goes on: a version is a safety net, not a condition of
+    /// the write; a transient failure fails the upload, which is retried.
+    func keepVersion(of path: ItemPath, basis: String) async throws {
+        let key = VersionKey(path: path, basis: basis)
+        guard try await keepsVersions(of: path), !versionsKept.withLockedValue({ $0.contains(key) }) else { return }
+        guard let current = try await upstream({ try await trashStore.stat(path) }), !current.isFolder, current.version == basis else { return }
         do {
             _ = try await intoVersions(of: path) { target in
                 try await upstream { try await trashStore.copy(path, to: target, recursive: false) }
@@ -77,30 +87,37 @@ extension Provider {
                            metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
             return
         }
+        versionsKept.withLockedValue { kept in
+            if kept.count > 10_000 { kept.removeAll() }
+            kept.insert(key)
+        }
         await pruneVersions(of: path)
     }
 
     /// Moves the upstream's file at `path` among its versions (a MOVE or
     /// COPY onto it) instead of deleting it.
-    func moveToVersions(_ path: ItemPath) async throws {
-        _ = try await intoVersions(of: path) { target in try await upstream { try await trashStore.move(path, to: target) } }
+    /// - Returns: false when the caller must delete it instead: versions
+    ///   are off here, or the upstream refused the move for good (logged).
+    func moveToVersions(_ path: ItemPath) async throws -> Bool {
+        guard try await keepsVersions(of: path) else { return false }
+        do {
+            _ = try await intoVersions(of: path) { target in try await upstream { try await trashStore.move(path, to: target) } }
+        } catch ProviderError.upstream(let error) where !error.isTransient && error != .notFound {
+            logger.warning("could not keep the replaced file as a version; replaced for good",
+                           metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
+            return false
+        }
         await pruneVersions(of: path)
+        return true
     }
 
-    /// After a MOVE, the versions of what moved follow it, when the new
-    /// place has none of its own (they would have to be merged); otherwise
-    /// they stay under the old path, and the log says so.
-    func carryVersions(from source: ItemPath, to destination: ItemPath) async {
-        guard versionPolicy != nil else { return }
-        do {
-            try await makeReservedFolders(Array(VersionLayout.folder(of: destination).dropLast()))
-            _ = try await upstream { try await trashStore.move(VersionLayout.folder(of: source), to: VersionLayout.folder(of: destination)) }
-        } catch ProviderError.upstream(.notFound) {
-            // Nothing had versions.
-        } catch {
-            logger.warning("the versions stay under the old path", metadata: [
-                "from": "\(Self.display(source))", "to": "\(Self.display(destination))", "error": "\(error)"])
-        }
+    /// Versions are kept here: the domain keeps them, the file is not one
+    /// kept on the gateway only, and the upstream is not another davgate
+    /// (which keeps its own, as its configuration says, and refuses
+    /// `.davgate/` to anyone else).
+    private func keepsVersions(of path: ItemPath) async throws -> Bool {
+        guard versionPolicy != nil, !trashStore.keepsOnGateway(path) else { return false }
+        return try await !upstreamIsDavgate()
     }
 
     /// Versions past `versions_keep`, oldest first, removed upstream.
@@ -117,11 +134,12 @@ extension Provider {
 
     /// Runs `operation` with a free name for a new version of `path`, its
     /// folders made; once more, with the folders made again, when one was
-    /// removed upstream behind davgate's back (`.conflict`).
+    /// removed upstream behind davgate's back (a missing parent answers
+    /// `.conflict` or `.notFound`, depending on the store).
     private func intoVersions<T>(of path: ItemPath, _ operation: (ItemPath) async throws -> T) async throws -> T {
         do {
             return try await operation(try await versionTarget(for: path))
-        } catch ProviderError.upstream(.conflict) {
+        } catch ProviderError.upstream(.conflict), ProviderError.upstream(.notFound) {
             reservedFoldersMade.withLockedValue { $0.removeAll() }
             return try await operation(try await versionTarget(for: path))
         }

@@ -233,7 +233,7 @@ extension Provider {
                 let uploaded: UpstreamEntry
                 do {
                     // What the upstream holds now is what this edit replaces.
-                    if case .version = basis { try await keepVersion(of: path) }
+                    if case .version(let based) = basis { try await keepVersion(of: path, basis: based) }
                     uploaded = try await upstream { try await store.upload(file, to: path, expecting: basis, progress: progress) }
                     await upstreamChanged()
                 } catch ProviderError.upstream(.versionMismatch) {

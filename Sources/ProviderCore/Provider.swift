@@ -28,6 +28,9 @@ public final class Provider: Sendable {
     let trashListedAt = NIOLockedValueBox<Date?>(nil)
     /// Folders below `.davgate/` made upstream (`makeReservedFolders`).
     let reservedFoldersMade = NIOLockedValueBox<Set<ItemPath>>([])
+    /// Upstream contents already kept as versions (`keepVersion`), so a
+    /// retried upload does not keep the same one again.
+    let versionsKept = NIOLockedValueBox<Set<VersionKey>>([])
     /// A budget expiry is waiting to run (one at a time after a burst of DELETEs).
     let trashExpiryQueued = NIOLockedValueBox(false)
     let index: MetadataIndex

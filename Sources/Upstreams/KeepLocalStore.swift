@@ -68,8 +68,8 @@ public struct KeepLocalStore: UpstreamStore {
 
     public func keepsOnGateway(_ path: ItemPath) -> Bool { isLocal(path) }
 
-    public func keepsOwnTrash() async throws -> Bool {
-        try await upstream.keepsOwnTrash()
+    public func isDavgate() async throws -> Bool {
+        try await upstream.isDavgate()
     }
 
     public func stat(_ path: ItemPath) async throws -> UpstreamEntry? {

@@ -51,8 +51,8 @@ public struct WebDAVStore: UpstreamStore, CustomStringConvertible, CustomDebugSt
     /// servers store on) until it refuses a shorter one with 414, then
     /// less than that one (`WebDAVStore+names.swift`).
     let learnedNames = NIOLockedValueBox(NameRules.common)
-    /// Whether the server is a davgate keeping a trash, once asked (`keepsOwnTrash`).
-    let upstreamKeepsTrash = NIOLockedValueBox<Bool?>(nil)
+    /// Whether the server is another davgate, once asked (`isDavgate`).
+    let serverIsDavgate = NIOLockedValueBox<Bool?>(nil)
     public var nameRules: NameRules { learnedNames.withLockedValue { $0 } }
 
     /// Creates a store for one WebDAV collection.

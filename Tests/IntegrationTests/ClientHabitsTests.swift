@@ -29,7 +29,7 @@ struct ClientHabitsTests {
 
             let options = try await client.send("OPTIONS", "/files/")
             #expect(options.status == 200)
-            #expect(options.header("DAV") == "1, 2")
+            #expect(options.header("DAV") == "1, 2, <https://davgate.dev/ns>", "class 1 and 2, and davgate's own")
             #expect(options.header("MS-Author-Via") == "DAV")
             let allow = Set((options.header("Allow") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             #expect(allow.isSuperset(of: ["OPTIONS", "GET", "HEAD", "PUT", "DELETE", "PROPFIND", "PROPPATCH", "MKCOL",
@@ -252,7 +252,7 @@ struct ClientHabitsTests {
             // Mount: OPTIONS on the domain without a slash, unauthenticated.
             let mount = try await client.send("OPTIONS", "/files", headers: [agent], auth: false)
             #expect(mount.status == 200)
-            #expect(mount.header("DAV") == "1, 2")
+            #expect(mount.header("DAV") == "1, 2, <https://davgate.dev/ns>")
             // ... then PROPFIND Depth 1, then OPTIONS / on the server root, unauthenticated.
             let list = try await client.send("PROPFIND", "/files", headers: [agent, ("Depth", "1"), xmlType],
                                              body: propfind(["creationdate", "displayname", "getcontentlength", "getcontenttype", "getetag",

@@ -12,7 +12,7 @@ struct GatewayTests {
         try await withGateway { _, client in
             let reply = try await client.send("OPTIONS", "/files", auth: false)
             #expect(reply.status == 200)
-            #expect(reply.header("DAV") == "1, 2")
+            #expect(reply.header("DAV") == "1, 2, <https://davgate.dev/ns>")
             #expect(reply.header("MS-Author-Via") == "DAV")
             let allow = try #require(reply.header("Allow"))
             for method in ["PROPFIND", "PROPPATCH", "MKCOL", "PUT", "LOCK", "UNLOCK", "COPY", "MOVE", "DELETE"] {

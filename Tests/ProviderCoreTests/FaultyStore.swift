@@ -111,7 +111,7 @@ final class FaultyStore: UpstreamStore {
         return try await base.copy(source, to: destination, recursive: recursive)
     }
     func quota() async throws -> UpstreamQuota? { try await base.quota() }
-    /// Answers as another davgate would, which keeps a trash of its own.
-    let ownTrash = NIOLockedValueBox(false)
-    func keepsOwnTrash() async throws -> Bool { ownTrash.withLockedValue { $0 } }
+    /// Answers as another davgate's domain would.
+    let davgate = NIOLockedValueBox(false)
+    func isDavgate() async throws -> Bool { davgate.withLockedValue { $0 } }
 }

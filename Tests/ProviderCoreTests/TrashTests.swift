@@ -183,11 +183,11 @@ struct TrashTests {
         #expect(try upstreamNames(f, trashPath).isEmpty)
     }
 
-    @Test("over an upstream that keeps its own trash (another davgate), a DELETE deletes there plainly")
+    @Test("over another davgate (which keeps its own trash), a DELETE deletes there plainly")
     func upstreamKeepsItsOwn() async throws {
         let f = try Fixture(trash: TrashPolicy())
         defer { f.cleanUp() }
-        f.store.ownTrash.withLockedValue { $0 = true }
+        f.store.davgate.withLockedValue { $0 = true }
         try f.write("x", "x.txt")
         try await f.provider.delete(at: ["x.txt"])
         #expect(try upstreamNames(f).isEmpty)

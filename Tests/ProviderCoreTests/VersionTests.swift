@@ -70,7 +70,7 @@ struct VersionTests {
         #expect(try String(contentsOf: f.upstream.appendingPathComponent("copy of report.txt"), encoding: .utf8) == "good")
     }
 
-    @Test("a MOVE onto a file keeps it as a version, and a file's versions follow it when it moves")
+    @Test("a MOVE or COPY onto a file keeps it as a version; versions stay with the path when the file moves away (Word's save)")
     func moves() async throws {
         let f = try fixture()
         defer { f.cleanUp() }
@@ -80,16 +80,31 @@ struct VersionTests {
         // An editor's save: a temporary file renamed over the original.
         _ = try await f.provider.move(from: [".doc.txt.tmp"], to: ["doc.txt"], overwrite: true)
         #expect(try await contents(f, ["doc.txt"]) == ["saved before"])
-        _ = try await f.provider.move(from: ["doc.txt"], to: ["renamed.txt"], overwrite: false)
-        #expect(try await contents(f, ["renamed.txt"]) == ["saved before"])
-        #expect(try await f.provider.versions(of: ["doc.txt"]).isEmpty)
-        try FileManager.default.createDirectory(at: f.upstream.appendingPathComponent("folder"), withIntermediateDirectories: true)
-        _ = try await f.provider.move(from: ["renamed.txt"], to: ["folder", "renamed.txt"], overwrite: false)
-        _ = try await f.provider.move(from: ["folder"], to: ["moved folder"], overwrite: false)
-        #expect(try await contents(f, ["moved folder", "renamed.txt"]) == ["saved before"])
+        // Word's save: the document renamed away, the new one written in its place.
+        _ = try await f.provider.move(from: ["doc.txt"], to: ["~WRL0001.tmp"], overwrite: false)
+        _ = try await f.put("Word's new save", at: ["doc.txt"])
+        try await f.provider.delete(at: ["~WRL0001.tmp"])
+        #expect(try await contents(f, ["doc.txt"]) == ["saved before"], "the document's history stays with its name")
+        #expect(try await f.provider.versions(of: ["~WRL0001.tmp"]).isEmpty)
         try f.write("copied over", "source.txt")
-        _ = try await f.provider.copy(from: ["source.txt"], to: ["moved folder", "renamed.txt"], recursive: false, overwrite: true)
-        #expect(try await contents(f, ["moved folder", "renamed.txt"]) == ["the new save", "saved before"])
+        _ = try await f.provider.copy(from: ["source.txt"], to: ["doc.txt"], recursive: false, overwrite: true)
+        #expect(try await contents(f, ["doc.txt"]) == ["Word's new save", "saved before"])
+    }
+
+    @Test("an upload retried after a lost answer, or based on a stale version, keeps no version of the wrong content")
+    func retriesAndStaleBasis() async throws {
+        let f = try fixture(.back)
+        defer { f.cleanUp() }
+        try f.write("upstream v1", "a.txt")
+        let listed = try #require(try await f.provider.item(at: ["a.txt"]))
+        let basis = try #require(listed.upstreamVersion)
+        try await f.provider.keepVersion(of: ["a.txt"], basis: basis)
+        try await f.provider.keepVersion(of: ["a.txt"], basis: basis)
+        #expect(try await contents(f, ["a.txt"]) == ["upstream v1"], "kept once however often its upload is tried")
+        try await Task.sleep(for: .milliseconds(20))
+        try f.write("changed upstream by someone else", "a.txt")
+        try await f.provider.keepVersion(of: ["a.txt"], basis: "not what the upstream holds")
+        #expect(try await contents(f, ["a.txt"]) == ["upstream v1"], "a stale basis conflicts and replaces nothing: no version")
     }
 
     @Test("with versions off nothing is kept and nothing is made upstream")

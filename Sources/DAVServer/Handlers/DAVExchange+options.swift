@@ -8,10 +8,10 @@ extension DAVExchange {
     /// Office mount read-write; `MS-Author-Via` for Windows.
     func options() -> Response {
         var fields = HTTPFields()
-        // A domain that keeps a trash says so, so another davgate in front
-        // deletes through it rather than keeping a second trash (proxies
-        // rewrite `Server`, not `DAV`).
-        fields[.init("DAV")!] = provider?.trashPolicy != nil ? "1, 2, \(TrashLayout.capability)" : "1, 2"
+        // A domain says it is davgate's, so another davgate in front leaves
+        // trash and versions to it and never asks for `.davgate/` here
+        // (proxies rewrite `Server`, not `DAV`).
+        fields[.init("DAV")!] = provider != nil ? "1, 2, \(TrashLayout.capability)" : "1, 2"
         fields[.init("MS-Author-Via")!] = "DAV"
         fields[.allow] = permission == .readOnly ? DAVResponder.readOnlyMethods : DAVResponder.allowedMethods
         fields[.acceptRanges] = "bytes"

@@ -127,11 +127,21 @@ struct VersionsExchange {
         case nil: throw DAVError.badRequest("invalid Destination header: \(raw)")
         }
         guard destination.segments.first == domain, destination.segments.count > 1 else {
-            throw DAVError(.badGateway, "Destination \(raw) is outside the domain \(domain)")
+            throw DAVError(.forbidden, "Destination \(raw) is outside the domain \(domain); restore within it")
+        }
+        let target = Array(destination.segments.dropFirst())
+        let overwrite: Bool
+        do {
+            overwrite = try Overwrite.parse(request.headers[.init("Overwrite")!])
+        } catch {
+            throw DAVError.badRequest("invalid Overwrite header; use T or F")
+        }
+        if !overwrite, try await provider.item(at: target) != nil {
+            throw DAVError(.preconditionFailed, "the destination exists and Overwrite is F")
         }
         let outcome: Provider.WriteOutcome
         do {
-            outcome = try await provider.restoreVersion(of: path, id: version.id, to: Array(destination.segments.dropFirst()))
+            outcome = try await provider.restoreVersion(of: path, id: version.id, to: target)
         } catch let error as ProviderError {
             if case .nameRefused(let violation) = error { throw DAVError.nameRefused(violation, inDestination: true) }
             throw DAVError(error)

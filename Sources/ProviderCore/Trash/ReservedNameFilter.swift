@@ -85,5 +85,5 @@ struct ReservedNameFilter: UpstreamStore {
         return changes
     }
 
-    func keepsOwnTrash() async throws -> Bool { try await base.keepsOwnTrash() }
+    func isDavgate() async throws -> Bool { try await base.isDavgate() }
 }

@@ -9,10 +9,10 @@ import Foundation
 public enum TrashLayout {
     /// davgate's own folder at a domain's root upstream (trash, versions).
     public static let reservedName = ".davgate"
-    /// What a davgate domain keeping a trash adds to its OPTIONS `DAV`
-    /// header (an RFC 4918 section 10.1 Coded-URL), so a davgate in front
-    /// leaves deletions to it.
-    public static let capability = "<https://davgate.dev/ns/trash>"
+    /// What a davgate domain adds to its OPTIONS `DAV` header (an RFC 4918
+    /// section 10.1 Coded-URL): `.davgate/` is reserved there and trash and
+    /// versions are kept there, so a davgate in front leaves them to it.
+    public static let capability = "<https://davgate.dev/ns>"
     static let folder: ItemPath = [reservedName, "trash"]
     static let sidecarSuffix = ".info"
 

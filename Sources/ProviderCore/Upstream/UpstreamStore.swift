@@ -128,11 +128,11 @@ public protocol UpstreamStore: Sendable {
     /// What changed below the root since `position`, at most `limit`
     /// changes a page. Throws `UpstreamFeedError`.
     func changes(since position: String, limit: Int) async throws -> UpstreamChanges
-    /// Whether the store keeps what is deleted through it in a trash of its
-    /// own (another davgate): a domain then deletes there plainly and the
-    /// upstream's trash restores, rather than keeping a second trash in a
-    /// folder the upstream reserves for its own (the default: false).
-    func keepsOwnTrash() async throws -> Bool
+    /// Whether the store is another davgate's domain, which reserves
+    /// `.davgate/` and keeps its own trash and versions: a domain on it
+    /// then deletes and overwrites plainly and leaves keeping to it (the
+    /// default: false).
+    func isDavgate() async throws -> Bool
     /// Whether the file at `path` lives only on the gateway, never
     /// upstream (`keep_local`): the trash does not take it there.
     func keepsOnGateway(_ path: ItemPath) -> Bool
@@ -200,7 +200,7 @@ extension UpstreamStore {
         try await fetch(path, range: range, into: destination, observer: FetchObserver(progressed: progress))
     }
 
-    public func keepsOwnTrash() async throws -> Bool { false }
+    public func isDavgate() async throws -> Bool { false }
 
     public func keepsOnGateway(_ path: ItemPath) -> Bool { false }
 

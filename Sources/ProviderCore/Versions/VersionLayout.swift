@@ -42,6 +42,12 @@ public struct FileVersion: Sendable, Equatable {
     }
 }
 
+/// A version already kept: the file's path and the upstream version it had.
+struct VersionKey: Hashable, Sendable {
+    let path: ItemPath
+    let basis: String
+}
+
 /// How many earlier contents a domain keeps of each file
 /// (`versions_keep`); 0 keeps none.
 public struct VersionPolicy: Sendable, Equatable {
