@@ -85,7 +85,7 @@ extension Provider {
         if trashPolicy?.budget != nil, trashExpiryQueued.withLockedValue({ queued in defer { queued = true }; return !queued }) {
             Task {
                 trashExpiryQueued.withLockedValue { $0 = false }
-                try? await self.expireTrash()
+                _ = try? await self.expireTrash()
             }
         }
         return true

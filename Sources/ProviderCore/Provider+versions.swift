@@ -50,7 +50,7 @@ extension Provider {
         let size: Int64
         do {
             try await blocking { try ContentCache.sync(file) }
-            size = Int64(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber ?? 0)
+            size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
         } catch {
             cache.discard(file)
             throw ProviderError.local("could not stage the version: \(error)")

@@ -109,7 +109,7 @@ struct Serve: AsyncParsableCommand {
             ReloadSignal(notifier: notifier) { await reloader.reload() },
             SystemdService(notifier: notifier, logger: logger),
         ]
-        try await DAVServer(settings: settings, logger: logger).run(services: [uploader, EagerRefresher(providers: ordered), TrashExpiry(providers: ordered)], companions: companions) { port in
+        try await DAVServer(settings: settings, logger: logger).run(services: [uploader, DomainLoop.eagerRefresh(ordered), DomainLoop.trashExpiry(ordered)], companions: companions) { port in
             let domains = config.domains.map { "\(scheme)://\(host):\(port)/\($0.name)/" }.joined(separator: ", ")
             say("davgate listening on \(scheme)://\(host):\(port)/ serving \(domains)")
             if let failure = notifier.notify("READY=1\nSTATUS=serving \(domains)") {

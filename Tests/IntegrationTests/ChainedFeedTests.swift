@@ -29,21 +29,9 @@ struct ChainedFeedTests {
     func oneReportPerRefresh() async throws {
         let upstream = try await DavgateProcess(extraServer: "access_log = true", extraDomain: "listing_ttl = 600")
         defer { upstream.cleanUp() }
-        let (vault, key) = try await makeVault()
-        defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
-        let stored = try await runDavgate(["vault", "set", "davgate", "admin", "--group", "chained", "--vault", vault.path, "--key-file", key.path],
-                                          stdin: upstream.adminPassword + "\n")
-        try #require(stored.status == 0, "\(stored.output)")
-        let front = try await DavgateProcess(extraServer: "vault = \"\(vault.path)\"", extraDomain: """
-
-            [[domain]]
-            name = "chained"
-            upstream = "\(upstream.domainURL("files").absoluteString)"
-            upstream_ca = "\(upstream.certificate.path)"
-            credentials = { service = "davgate", account = "admin" }
-            listing_ttl = 2
-            """, arguments: ["--key-file", key.path])
-        defer { front.cleanUp() }
+        let chained = try await ChainedFront(upstream: upstream, extraDomain: "listing_ttl = 2")
+        defer { chained.cleanUp() }
+        let front = chained.front
 
         try await withClient(upstream) { up in
             try await withClient(front) { client in

@@ -10,14 +10,6 @@ import Testing
 /// in a domain they may not use.
 @Suite("trash over real TLS")
 struct TrashViewTests {
-    static let teamDomain = """
-
-        [[domain]]
-        name = "team"
-        upstream = "file:../var/team"
-        users = { alice = "rw", bob = "ro" }
-        """
-
     private func trashCommand(_ server: DavgateProcess, _ arguments: [String]) async throws -> (status: Int32, output: String) {
         try await runDavgate(["trash"] + arguments + ["--config", server.configFile.path, "--url", server.baseURL, "--password-stdin"],
                              stdin: server.adminPassword + "\n")
@@ -79,7 +71,7 @@ struct TrashViewTests {
 
     @Test("a user sees only the trash of domains they may use, and a read-only user cannot restore or purge")
     func access() async throws {
-        try await withGateway(extraDomain: Self.teamDomain) { server, admin in
+        try await withGateway(extraDomain: DomainAccessTests.teamDomain) { server, admin in
             try await server.addUser("alice", password: "alice-pw")
             try await server.addUser("bob", password: "bob-pw")
             try await server.addUser("carol", password: "carol-pw")

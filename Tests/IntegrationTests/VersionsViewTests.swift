@@ -74,20 +74,9 @@ struct VersionsViewTests {
     func chainedDeleteUsesTheUpstreamsTrash() async throws {
         let upstream = try await DavgateProcess()
         defer { upstream.cleanUp() }
-        let (vault, key) = try await makeVault()
-        defer { try? FileManager.default.removeItem(at: vault.deletingLastPathComponent()) }
-        let stored = try await runDavgate(["vault", "set", "davgate", "admin", "--group", "chained", "--vault", vault.path, "--key-file", key.path],
-                                          stdin: upstream.adminPassword + "\n")
-        try #require(stored.status == 0, "\(stored.output)")
-        let front = try await DavgateProcess(extraServer: "vault = \"\(vault.path)\"", extraDomain: """
-
-            [[domain]]
-            name = "chained"
-            upstream = "\(upstream.domainURL("files").absoluteString)"
-            upstream_ca = "\(upstream.certificate.path)"
-            credentials = { service = "davgate", account = "admin" }
-            """, arguments: ["--key-file", key.path])
-        defer { front.cleanUp() }
+        let chained = try await ChainedFront(upstream: upstream)
+        defer { chained.cleanUp() }
+        let front = chained.front
         try await withClient(front) { client async throws in
             #expect(try await client.send("PUT", "/chained/plan.txt", body: "the plan").status == 201)
             // Delivered by both: each trash keeps only what reached its upstream.

@@ -22,10 +22,7 @@ struct TrashExchange {
     let target: [String]
 
     func respond() async throws -> Response {
-        guard let domain = target.first, let provider = settings.domains[domain],
-              let permission = settings.permission(of: user, in: domain) else {
-            throw DAVError(.notFound, "no domain named \((target.first ?? "").debugDescription); the trash is at /.davgate/trash/DOMAIN/")
-        }
+        let (domain, provider, permission) = try ServiceView.domain(target, settings: settings, user: user, usage: "/.davgate/trash/DOMAIN/")
         guard provider.trashPolicy != nil else {
             throw DAVError(.notFound, "the domain \(domain) keeps no trash (trash = false)")
         }
@@ -33,10 +30,7 @@ struct TrashExchange {
         guard target.count <= 2 else { throw DAVError(.notFound, "no such trash entry; list /.davgate/trash/\(domain)/") }
         switch request.method.rawValue {
         case "OPTIONS":
-            var fields = HTTPFields()
-            fields[.init("DAV")!] = "1"
-            fields[.allow] = Self.allowed
-            return DAVExchange.response(.ok, headers: fields)
+            return ServiceView.options(allowing: Self.allowed)
         case "PROPFIND":
             return try await list(provider, domain: domain, entry: entry)
         case "MOVE", "DELETE":
@@ -57,48 +51,30 @@ struct TrashExchange {
     private func list(_ provider: Provider, domain: String, entry name: String?) async throws -> Response {
         let depth = (try? Depth.parse(request.headers[.init("Depth")!])) ?? nil
         let folder = DAVPath(segments: [ServiceExchange.folder, Self.page, domain])
-        var body = Multistatus.header
         if let name {
             guard let entry = try await provider.trashEntry(named: name) else {
                 throw DAVError(.notFound, "no entry \(name.debugDescription) in the trash of \(domain)")
             }
-            body += TrashListing.response(entry, in: folder)
-        } else {
-            body += Multistatus.response(href: folder.href(collection: true), propstats: [PropStat(status: 200, properties: [
-                PropertyXML.element(.dav("resourcetype"), valueXML: "<D:collection/>"),
-                PropertyXML.text(.dav("displayname"), "Trash of \(domain)"),
-            ])])
-            if depth != .zero {
-                for entry in try await provider.trashEntries() { body += TrashListing.response(entry, in: folder) }
-            }
+            return ServiceView.multistatus(TrashListing.response(entry, in: folder))
         }
-        body += Multistatus.footer
-        var fields = HTTPFields()
-        fields[.contentType] = "application/xml; charset=utf-8"
-        var buffer = ByteBuffer()
-        buffer.writeString(body)
-        return Response(status: DAVExchange.multiStatus, headers: fields, body: .init(byteBuffer: buffer))
+        var body = ServiceView.collection(folder, displayName: "Trash of \(domain)")
+        if depth != .zero {
+            for entry in try await provider.trashEntries() { body += TrashListing.response(entry, in: folder) }
+        }
+        return ServiceView.multistatus(body)
     }
 
     /// Destination `/.davgate/trash/DOMAIN/restore/ENTRY` puts it back where
     /// it was; `/DOMAIN/PATH` puts it there. Never over anything.
     private func restore(_ provider: Provider, domain: String, entry: String) async throws -> Response {
-        guard let raw = request.headers[.init("Destination")!] else {
-            throw DAVError.badRequest("a restore needs a Destination: /.davgate/trash/\(domain)/restore/\(entry) or a path in /\(domain)/")
-        }
-        let destination: DAVPath
-        switch try? Destination.parse(raw, requestHost: request.head.authority) {
-        case .local(let path, _)?: destination = path
-        case .foreign?: throw DAVError(.badGateway, "Destination \(raw) is on another server")
-        case nil: throw DAVError.badRequest("invalid Destination header: \(raw)")
-        }
+        let destination = try ServiceView.destination(of: request, usage: "/.davgate/trash/\(domain)/restore/\(entry) or a path in /\(domain)/")
         let target: ItemPath?
         if destination.segments == [ServiceExchange.folder, Self.page, domain, "restore", entry] {
             target = nil
         } else if destination.segments.first == domain, destination.segments.count > 1 {
             target = Array(destination.segments.dropFirst())
         } else {
-            throw DAVError(.forbidden, "Destination \(raw) is neither /.davgate/trash/\(domain)/restore/\(entry) nor a path in /\(domain)/")
+            throw DAVError(.forbidden, "Destination \(destination) is neither /.davgate/trash/\(domain)/restore/\(entry) nor a path in /\(domain)/")
         }
         do {
             _ = try await provider.restoreFromTrash(entry, to: target)

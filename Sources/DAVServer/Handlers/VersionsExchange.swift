@@ -26,10 +26,7 @@ struct VersionsExchange {
     let target: [String]
 
     func respond() async throws -> Response {
-        guard let domain = target.first, let provider = settings.domains[domain],
-              let permission = settings.permission(of: user, in: domain) else {
-            throw DAVError(.notFound, "no domain named \((target.first ?? "").debugDescription); versions are at /.davgate/versions/DOMAIN/PATH")
-        }
+        let (domain, provider, permission) = try ServiceView.domain(target, settings: settings, user: user, usage: "/.davgate/versions/DOMAIN/PATH")
         guard provider.versionPolicy != nil else {
             throw DAVError(.notFound, "the domain \(domain) keeps no versions (versions_keep = 0)")
         }
@@ -41,10 +38,7 @@ struct VersionsExchange {
         }
         switch (method, version) {
         case ("OPTIONS", _):
-            var fields = HTTPFields()
-            fields[.init("DAV")!] = "1"
-            fields[.allow] = Self.allowed
-            return DAVExchange.response(.ok, headers: fields)
+            return ServiceView.options(allowing: Self.allowed)
         case ("PROPFIND", _):
             return try await list(provider, domain: domain, path: path, only: version)
         case ("GET", let version?), ("HEAD", let version?):
@@ -75,23 +69,12 @@ struct VersionsExchange {
     private func list(_ provider: Provider, domain: String, path: ItemPath, only: FileVersion?) async throws -> Response {
         let folder = DAVPath(segments: [ServiceExchange.folder, Self.page, domain] + path)
         let depth = (try? Depth.parse(request.headers[.init("Depth")!])) ?? nil
-        var body = Multistatus.header
-        if let only {
-            body += VersionListing.response(only, in: folder)
-        } else {
-            let versions = try await provider.versions(of: path)
-            body += Multistatus.response(href: folder.href(collection: true), propstats: [PropStat(status: 200, properties: [
-                PropertyXML.element(.dav("resourcetype"), valueXML: "<D:collection/>"),
-                PropertyXML.text(.dav("displayname"), "Versions of \(path.last ?? "")"),
-            ])])
-            if depth != .zero { for version in versions { body += VersionListing.response(version, in: folder) } }
+        if let only { return ServiceView.multistatus(VersionListing.response(only, in: folder)) }
+        var body = ServiceView.collection(folder, displayName: "Versions of \(path.last ?? "")")
+        if depth != .zero {
+            for version in try await provider.versions(of: path) { body += VersionListing.response(version, in: folder) }
         }
-        body += Multistatus.footer
-        var fields = HTTPFields()
-        fields[.contentType] = "application/xml; charset=utf-8"
-        var buffer = ByteBuffer()
-        buffer.writeString(body)
-        return Response(status: DAVExchange.multiStatus, headers: fields, body: .init(byteBuffer: buffer))
+        return ServiceView.multistatus(body)
     }
 
     /// The version is fetched whole into a temporary file, then streamed
@@ -117,17 +100,9 @@ struct VersionsExchange {
 
     /// Destination: the file itself or another path in the domain.
     private func restore(_ provider: Provider, domain: String, path: ItemPath, version: FileVersion) async throws -> Response {
-        guard let raw = request.headers[.init("Destination")!] else {
-            throw DAVError.badRequest("a restore needs a Destination: /\(domain)/\(path.joined(separator: "/")) or another path in /\(domain)/")
-        }
-        let destination: DAVPath
-        switch try? Destination.parse(raw, requestHost: request.head.authority) {
-        case .local(let p, _)?: destination = p
-        case .foreign?: throw DAVError(.badGateway, "Destination \(raw) is on another server")
-        case nil: throw DAVError.badRequest("invalid Destination header: \(raw)")
-        }
+        let destination = try ServiceView.destination(of: request, usage: "/\(domain)/\(path.joined(separator: "/")) or another path in /\(domain)/")
         guard destination.segments.first == domain, destination.segments.count > 1 else {
-            throw DAVError(.forbidden, "Destination \(raw) is outside the domain \(domain); restore within it")
+            throw DAVError(.forbidden, "Destination \(destination) is outside the domain \(domain); restore within it")
         }
         let target = Array(destination.segments.dropFirst())
         let overwrite: Bool

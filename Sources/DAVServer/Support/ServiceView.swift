@@ -1,0 +1,59 @@
+import DAVProtocol
+import DAVXML
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ProviderCore
+
+/// What the trash and version views under `/.davgate/` share: finding the
+/// domain a user may see, OPTIONS, a finished multistatus, a Destination.
+enum ServiceView {
+    /// The domain the segments start with, when the user may use it (404
+    /// otherwise: a domain the user may not see does not exist for them).
+    static func domain(_ segments: [String], settings: DAVServerSettings, user: String,
+                       usage: String) throws -> (name: String, provider: Provider, permission: DomainPermission) {
+        guard let name = segments.first, let provider = settings.domains[name],
+              let permission = settings.permission(of: user, in: name) else {
+            throw DAVError(.notFound, "no domain named \((segments.first ?? "").debugDescription); use \(usage)")
+        }
+        return (name, provider, permission)
+    }
+
+    static func options(allowing allowed: String) -> Response {
+        var fields = HTTPFields()
+        fields[.init("DAV")!] = "1"
+        fields[.allow] = allowed
+        return DAVExchange.response(.ok, headers: fields)
+    }
+
+    /// A 207 whose whole body is at hand (the views are small).
+    static func multistatus(_ responses: String) -> Response {
+        var fields = HTTPFields()
+        fields[.contentType] = "application/xml; charset=utf-8"
+        var buffer = ByteBuffer()
+        buffer.writeString(Multistatus.header + responses + Multistatus.footer)
+        return Response(status: DAVExchange.multiStatus, headers: fields, body: .init(byteBuffer: buffer))
+    }
+
+    /// The request's Destination on this server.
+    /// - Parameter usage: what a missing header's answer suggests.
+    static func destination(of request: Request, usage: String) throws -> DAVPath {
+        guard let raw = request.headers[.init("Destination")!] else { throw DAVError.badRequest("a restore needs a Destination: \(usage)") }
+        switch try? Destination.parse(raw, requestHost: request.head.authority) {
+        case .local(let path, _)?: return path
+        case .foreign?: throw DAVError(.badGateway, "Destination \(raw) is on another server")
+        case nil: throw DAVError.badRequest("invalid Destination header: \(raw)")
+        }
+    }
+}
+
+extension ServiceView {
+    /// The `<D:response>` of a view's own collection.
+    static func collection(_ folder: DAVPath, displayName: String) -> String {
+        Multistatus.response(href: folder.href(collection: true), propstats: [PropStat(status: 200, properties: [
+            PropertyXML.element(.dav("resourcetype"), valueXML: "<D:collection/>"),
+            PropertyXML.text(.dav("displayname"), displayName),
+        ])])
+    }
+}
