@@ -76,9 +76,10 @@ extension Provider {
         let key = VersionKey(path: path, basis: basis)
         guard try await keepsVersions(of: path), !versionsKept.withLockedValue({ $0.contains(key) }) else { return }
         guard let current = try await upstream({ try await trashStore.stat(path) }), !current.isFolder, current.version == basis else { return }
+        let earlier: [FileVersion]
         do {
-            _ = try await intoVersions(of: path) { target in
-                try await upstream { try await trashStore.copy(path, to: target, recursive: false) }
+            earlier = try await intoVersions(of: path) { target in
+                _ = try await upstream { try await trashStore.copy(path, to: target, recursive: false) }
             }
         } catch ProviderError.upstream(.notFound) {
             return
@@ -91,7 +92,7 @@ extension Provider {
             if kept.count > 10_000 { kept.removeAll() }
             kept.insert(key)
         }
-        await pruneVersions(of: path)
+        await pruneVersions(of: path, earlier: earlier)
     }
 
     /// Moves the upstream's file at `path` among its versions (a MOVE or
@@ -100,14 +101,15 @@ extension Provider {
     ///   are off here, or the upstream refused the move for good (logged).
     func moveToVersions(_ path: ItemPath) async throws -> Bool {
         guard try await keepsVersions(of: path) else { return false }
+        let earlier: [FileVersion]
         do {
-            _ = try await intoVersions(of: path) { target in try await upstream { try await trashStore.move(path, to: target) } }
+            earlier = try await intoVersions(of: path) { target in _ = try await upstream { try await trashStore.move(path, to: target) } }
         } catch ProviderError.upstream(let error) where !error.isTransient && error != .notFound {
             logger.warning("could not keep the replaced file as a version; replaced for good",
                            metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
             return false
         }
-        await pruneVersions(of: path)
+        await pruneVersions(of: path, earlier: earlier)
         return true
     }
 
@@ -121,10 +123,12 @@ extension Provider {
     }
 
     /// Versions past `versions_keep`, oldest first, removed upstream.
-    private func pruneVersions(of path: ItemPath) async {
+    /// `earlier` are the versions there were before the one just kept (the
+    /// listing that chose its name, newest first), so pruning lists nothing.
+    private func pruneVersions(of path: ItemPath, earlier: [FileVersion]) async {
         guard let keep = versionPolicy?.keep else { return }
         do {
-            for version in try await versions(of: path).dropFirst(keep) {
+            for version in earlier.dropFirst(max(0, keep - 1)) {
                 try await deleteVersion(of: path, id: version.id)
             }
         } catch {
@@ -136,21 +140,30 @@ extension Provider {
     /// folders made; once more, with the folders made again, when one was
     /// removed upstream behind davgate's back (a missing parent answers
     /// `.conflict` or `.notFound`, depending on the store).
-    private func intoVersions<T>(of path: ItemPath, _ operation: (ItemPath) async throws -> T) async throws -> T {
+    /// - Returns: the versions there were before, newest first.
+    private func intoVersions(of path: ItemPath, _ operation: (ItemPath) async throws -> Void) async throws -> [FileVersion] {
+        func attempt() async throws -> [FileVersion] {
+            let (target, earlier) = try await versionTarget(for: path)
+            try await operation(target)
+            return earlier
+        }
         do {
-            return try await operation(try await versionTarget(for: path))
+            return try await attempt()
         } catch ProviderError.upstream(.conflict), ProviderError.upstream(.notFound) {
             reservedFoldersMade.withLockedValue { $0.removeAll() }
-            return try await operation(try await versionTarget(for: path))
+            return try await attempt()
         }
     }
 
-    private func versionTarget(for path: ItemPath) async throws -> ItemPath {
+    /// A free name for a new version of `path` (its folders made), and the
+    /// versions already there.
+    private func versionTarget(for path: ItemPath) async throws -> (ItemPath, [FileVersion]) {
         try await makeReservedFolders(VersionLayout.folder(of: path))
         var moment = Date()
-        let existing = Set(try await versions(of: path).map(\.id))
-        while existing.contains(String(VersionLayout.name(at: moment).dropLast(VersionLayout.suffix.count))) { moment += 0.001 }
-        return VersionLayout.folder(of: path) + [VersionLayout.name(at: moment)]
+        let earlier = try await versions(of: path)
+        let taken = Set(earlier.map(\.id))
+        while taken.contains(String(VersionLayout.name(at: moment).dropLast(VersionLayout.suffix.count))) { moment += 0.001 }
+        return (VersionLayout.folder(of: path) + [VersionLayout.name(at: moment)], earlier)
     }
 
     /// Makes `folder` and its parents upstream (below davgate's reserved
