@@ -53,6 +53,8 @@ let package = Package(
             dependencies: [
                 "DurableFiles", "CSQLiteTuning",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SHA-256 of a staged upload's user and path names its files (Uploads/UploadStaging.swift).
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // NIOThreadPool, where blocking file system calls run (Support/Blocking.swift).

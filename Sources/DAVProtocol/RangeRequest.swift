@@ -45,7 +45,7 @@ public enum RangeRequest: Sendable, Equatable {
     }
 
     /// A non-negative decimal, saturating at `Int64.max`; `nil` unless all digits.
-    private static func digits(_ s: Substring) -> Int64? {
+    static func digits(_ s: Substring) -> Int64? {
         guard !s.isEmpty else { return nil }
         var n: Int64 = 0
         for b in s.utf8 {

@@ -65,8 +65,11 @@ struct DAVError: Error {
             self = DAVError.nameRefused(violation, inDestination: false)
         case .locked(let domain, let root, let isFolder):
             self = DAVError.locked(rootHref: DAVPath(segments: [domain] + root).href(collection: isFolder))
-        case .conditionChanged:
+        case .conditionChanged, .stagedUploadStale:
             self.init(.preconditionFailed, error.description)
+        case .rangeNotSatisfiable(let size):
+            self.init(.rangeNotSatisfiable, error.description)
+            headers[.contentRange] = "bytes */\(size)"
         case .dirtyBudgetExceeded, .localNoSpace:
             self.init(.init(code: 507, reasonPhrase: "Insufficient Storage"), error.description)
         case .upstream(let u):

@@ -22,6 +22,9 @@ struct DAVExchange: Sendable {
     let provider: Provider?
     /// The user's permission in this domain (read-write at the root).
     let permission: DomainPermission
+    /// The encoded path the request's tree hangs below, prefixed to every
+    /// href: empty, or Nextcloud's `/remote.php/dav/files/USER` (`NextcloudPath`).
+    var mount: String = ""
 
     var headers: HTTPFields { request.headers }
 
@@ -45,7 +48,14 @@ struct DAVExchange: Sendable {
 
     /// The href of an item of this domain (collections end with a slash).
     func href(_ itemPath: ItemPath, isFolder: Bool) -> String {
-        DAVPath(segments: [domainName] + itemPath).href(collection: isFolder)
+        mount + DAVPath(segments: [domainName] + itemPath).href(collection: isFolder)
+    }
+
+    /// A Destination's path on this server without this request's mount:
+    /// a client of Nextcloud's tree names its destinations in that tree.
+    func unmounted(_ destination: DAVPath) -> DAVPath {
+        guard !mount.isEmpty, let mounted = NextcloudPath(destination), case .files(_, let rest) = mounted else { return destination }
+        return rest
     }
 
     /// The href of a lock's root, as a 423 and `lockdiscovery` name it.
@@ -66,7 +76,11 @@ struct DAVExchange: Sendable {
     /// bodies over 1 MiB, for a second otherwise). Called only after auth,
     /// precondition and lock checks, so a refused upload is never sent.
     func continueIfExpected() {
-        guard let expect = headers[.expect], expect.lowercased() == "100-continue" else { return }
+        Self.sendContinue(request, context)
+    }
+
+    static func sendContinue(_ request: Request, _ context: DAVRequestContext) {
+        guard let expect = request.headers[.expect], expect.lowercased() == "100-continue" else { return }
         context.channel.writeAndFlush(HTTPResponsePart.head(HTTPResponse(status: .continue)), promise: nil)
     }
 

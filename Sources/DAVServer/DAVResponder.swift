@@ -17,10 +17,10 @@ struct DAVResponder: HTTPResponder {
     let secure: Bool
     let throttle = LoginThrottle()
 
-    static let allowedMethods = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK, REPORT"
+    static let allowedMethods = "OPTIONS, GET, HEAD, PUT, PATCH, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK, REPORT"
     /// What a read-only user may do (issue 3: every write method is 403).
     static let readOnlyMethods = "OPTIONS, GET, HEAD, PROPFIND, REPORT"
-    static let writeMethods: Set<String> = ["PUT", "DELETE", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"]
+    static let writeMethods: Set<String> = ["PUT", "PATCH", "DELETE", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"]
     /// The longest request target answered (414 beyond, RFC 9110 section
     /// 15.5.15): room for a 4096-byte file system path fully percent-encoded.
     /// A target too long for the decoder's head limit gets 431 from
@@ -94,12 +94,26 @@ struct DAVResponder: HTTPResponder {
             user = try await authenticate(request, context: context)
         }
         authenticated = user
-        if parsed.path.segments.first == ServiceExchange.folder {
-            return try await ServiceExchange(request: request, settings: settings, user: user, path: parsed.path).respond()
+        var davPath = parsed.path, mount = ""
+        if let nextcloud = NextcloudPath(parsed.path) {
+            guard nextcloud.user == user || (user.isEmpty && request.method == .options) else {
+                throw DAVError(.forbidden, "\(parsed.path) is the tree of the user \(nextcloud.user.debugDescription); signed in as \(user.debugDescription), use /remote.php/dav/files/\(user)/")
+            }
+            switch nextcloud {
+            case .uploads(_, let rest):
+                return try await ChunkedUploadExchange(request: request, context: context, settings: settings, user: user,
+                                                       target: rest).respond()
+            case .files(_, let rest):
+                davPath = rest
+                mount = NextcloudPath.filesMount(of: nextcloud.user)
+            }
+        }
+        if davPath.segments.first == ServiceExchange.folder {
+            return try await ServiceExchange(request: request, settings: settings, user: user, path: davPath).respond()
         }
         var provider: Provider?
         var permission = DomainPermission.readWrite
-        if let domain = parsed.path.segments.first {
+        if let domain = davPath.segments.first {
             // A domain the user may not see does not exist for them.
             guard let p = settings.domains[domain], let granted = user.isEmpty ? .readWrite : settings.permission(of: user, in: domain) else {
                 throw DAVError(.notFound, "no domain named \(domain.debugDescription) on this server")
@@ -108,26 +122,27 @@ struct DAVResponder: HTTPResponder {
             permission = granted
         }
         if permission == .readOnly && Self.writeMethods.contains(request.method.rawValue) {
-            var error = DAVError(.forbidden, "\(user) may only read in \(parsed.path.segments.first ?? "")")
+            var error = DAVError(.forbidden, "\(user) may only read in \(davPath.segments.first ?? "")")
             error.headers[.allow] = Self.readOnlyMethods
             throw error
         }
         // The domain's trash folder upstream: hidden from reads (404 from
         // the index, which never holds it), refused to writes with the reason.
-        if parsed.path.segments.count > 1, parsed.path.segments[1] == TrashLayout.reservedName, Self.writeMethods.contains(request.method.rawValue) {
+        if davPath.segments.count > 1, davPath.segments[1] == TrashLayout.reservedName, Self.writeMethods.contains(request.method.rawValue) {
             throw DAVError.nameRefused(.reserved(name: TrashLayout.reservedName), inDestination: false)
         }
         let exchange = DAVExchange(request: request, context: context, settings: settings, user: user,
-                                   path: parsed.path, trailingSlash: parsed.trailingSlash, provider: provider,
-                                   permission: permission)
+                                   path: davPath, trailingSlash: parsed.trailingSlash, provider: provider,
+                                   permission: permission, mount: mount)
         switch request.method.rawValue {
         case "OPTIONS": return exchange.options()
         case "PROPFIND": return try await exchange.propfind()
         case "PROPPATCH": return try await exchange.proppatch()
         case "MKCOL": return try await exchange.mkcol()
         case "GET": return try await exchange.get(includeBody: true)
-        case "HEAD": return try await exchange.get(includeBody: false)
+        case "HEAD": return try await exchange.head()
         case "PUT": return try await exchange.put()
+        case "PATCH": return try await exchange.patch()
         case "DELETE": return try await exchange.delete()
         case "COPY": return try await exchange.copyOrMove(isMove: false)
         case "MOVE": return try await exchange.copyOrMove(isMove: true)

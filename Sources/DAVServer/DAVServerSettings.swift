@@ -39,6 +39,9 @@ public struct DAVServerSettings: Sendable {
     /// How long a stop (SIGTERM, SIGINT) lets requests in flight and the
     /// uploads they started finish before they are cut.
     public var shutdownGrace: Duration = .seconds(10)
+    /// Where Nextcloud chunked uploads are kept (`ChunkedUploadExchange`);
+    /// nil: the server takes none.
+    public var chunkUploads: ChunkFolders?
 
     public init(host: String, port: Int, certificate: ServerCertificate?, domains: [String: Provider],
                 permissions: [String: [String: DomainPermission]] = [:], accessLog: Bool = false,

@@ -3,7 +3,7 @@ import ServiceLifecycle
 /// Background work every domain does on its own, as one service of the
 /// server's group: the refresh of eager folders (`runEagerRefresh`: every
 /// `refresh_interval`, downloading what is new or changed below them) and
-/// the trash's expiry (`runTrashExpiry`: hourly). A graceful stop cancels
+/// the hourly expiry of the trash and of unfinished uploads (`runHourlyExpiry`). A graceful stop cancels
 /// the waits and any fetch in flight, which leaves only tmp/ behind,
 /// emptied at the next start.
 public struct DomainLoop: Service, CustomStringConvertible {
@@ -22,9 +22,9 @@ public struct DomainLoop: Service, CustomStringConvertible {
         DomainLoop("EagerRefresher", providers: providers) { await $0.runEagerRefresh() }
     }
 
-    /// The trash's expiry, in every domain that keeps one.
-    public static func trashExpiry(_ providers: [Provider]) -> DomainLoop {
-        DomainLoop("TrashExpiry", providers: providers.filter { $0.trashPolicy != nil }) { await $0.runTrashExpiry() }
+    /// The trash's and staged uploads' expiry, in every domain.
+    public static func hourlyExpiry(_ providers: [Provider]) -> DomainLoop {
+        DomainLoop("HourlyExpiry", providers: providers) { await $0.runHourlyExpiry() }
     }
 
     public func run() async throws {

@@ -208,19 +208,6 @@ extension Provider {
         return expired.isEmpty ? [] : try await purgeTrash(expired, requireAll: false)
     }
 
-    /// Purges expired entries every hour (and at the start) while the server runs.
-    public func runTrashExpiry() async {
-        guard trashPolicy != nil else { return }
-        while !Task.isCancelled {
-            do {
-                try await expireTrash()
-            } catch {
-                logger.warning("trash expiry failed; trying again in an hour", metadata: ["error": "\(error)"])
-            }
-            try? await Task.sleep(for: .seconds(3600))
-        }
-    }
-
     private func trashIsFresh() -> Bool {
         trashListedAt.withLockedValue { $0.map { Date().timeIntervalSince($0) < listingTTL } ?? false }
     }

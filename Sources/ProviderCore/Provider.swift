@@ -35,6 +35,12 @@ public final class Provider: Sendable {
     let trashExpiryQueued = NIOLockedValueBox(false)
     let index: MetadataIndex
     let cache: ContentCache
+    /// Uploads arriving in pieces (`Provider+stagedUploads`), and a mutex
+    /// per upload so its pieces apply one at a time.
+    let staging: UploadStaging
+    let stagingLocks = NIOLockedValueBox<[String: AsyncMutex]>([:])
+    /// How long a staged upload nobody adds to is kept.
+    public let uploadExpiry: TimeInterval
     /// What a reload may change while the provider runs (`retune`).
     let tuning: NIOLockedValueBox<ProviderTuning>
     let logger: Logger
@@ -87,7 +93,7 @@ public final class Provider: Sendable {
                 revalidation: Revalidation = .listing, trustFolderVersions: Bool = false,
                 budget: CacheBudget = CacheBudget(), writeMode: WriteMode = .through, uploads: UploadPolicy = UploadPolicy(),
                 lockMirror: (any LockMirror)? = nil, refreshInterval: TimeInterval = 300, trash: TrashPolicy? = nil,
-                versions: VersionPolicy? = nil, logger: Logger) throws {
+                versions: VersionPolicy? = nil, uploadExpiry: TimeInterval = 86_400, logger: Logger) throws {
         self.domain = domain
         self.store = ReservedNameFilter(base: store)
         self.trashStore = store
@@ -95,6 +101,8 @@ public final class Provider: Sendable {
         self.versionPolicy = versions.flatMap { $0.keep > 0 ? $0 : nil }
         self.index = index
         self.cache = try ContentCache(folder: cacheFolder)
+        self.staging = try UploadStaging(cacheFolder: cacheFolder)
+        self.uploadExpiry = uploadExpiry
         self.tuning = NIOLockedValueBox(ProviderTuning(listingTTL: listingTTL, budget: budget, uploads: uploads,
                                                             refreshInterval: refreshInterval))
         self.revalidation = revalidation

@@ -24,6 +24,11 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The content changed between the request's conditions and its
     /// commit (412): judged again, they might not hold.
     case conditionChanged
+    /// A staged upload's path changed since its first piece (412): the
+    /// pieces were discarded, the upload must start again.
+    case stagedUploadStale
+    /// A partial write's start lies beyond the file's end (416).
+    case rangeNotSatisfiable(size: Int64)
 
     public var description: String {
         switch self {
@@ -40,6 +45,9 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .nameRefused(let violation): violation.description
         case .locked(_, let root, _): "locked: a lock on /\(root.joined(separator: "/")) was not submitted"
         case .conditionChanged: "the resource changed while the request was received; its conditions no longer hold"
+        case .stagedUploadStale:
+            "the file changed since this upload's first piece; the pieces received were discarded, send the file again from byte 0"
+        case .rangeNotSatisfiable(let size): "the range starts beyond the end of the file, which holds \(size) bytes"
         }
     }
 }

@@ -88,6 +88,7 @@ struct Serve: AsyncParsableCommand {
             headerTimeout: .milliseconds(Int64(server.headerTimeout * 1000)))
         settings.metricsText = { metrics.emitToString() }
         settings.shutdownGrace = .milliseconds(Int64(server.shutdownGrace * 1000))
+        settings.chunkUploads = try ChunkFolders(root: server.state.appendingPathComponent("uploads"))
         let scheme = server.tls ? "https" : "http"
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
         // What the journal holds from before a restart is put right first,
@@ -109,7 +110,7 @@ struct Serve: AsyncParsableCommand {
             ReloadSignal(notifier: notifier) { await reloader.reload() },
             SystemdService(notifier: notifier, logger: logger),
         ]
-        try await DAVServer(settings: settings, logger: logger).run(services: [uploader, DomainLoop.eagerRefresh(ordered), DomainLoop.trashExpiry(ordered)], companions: companions) { port in
+        try await DAVServer(settings: settings, logger: logger).run(services: [uploader, DomainLoop.eagerRefresh(ordered), DomainLoop.hourlyExpiry(ordered)], companions: companions) { port in
             let domains = config.domains.map { "\(scheme)://\(host):\(port)/\($0.name)/" }.joined(separator: ", ")
             say("davgate listening on \(scheme)://\(host):\(port)/ serving \(domains)")
             if let failure = notifier.notify("READY=1\nSTATUS=serving \(domains)") {

@@ -21,7 +21,7 @@ extension DAVExchange {
             case .foreign:
                 throw DAVError(.badGateway, "Destination \(raw) is on another server; \(method) works within one server only")
             case .local(let p, _):
-                destination = p
+                destination = unmounted(p)
             }
         } catch let error as DAVError {
             throw error

@@ -1,3 +1,4 @@
+import DAVProtocol
 import HTTPTypes
 
 import Hummingbird
@@ -15,6 +16,8 @@ extension DAVExchange {
         fields[.init("MS-Author-Via")!] = "DAV"
         fields[.allow] = permission == .readOnly ? DAVResponder.readOnlyMethods : DAVResponder.allowedMethods
         fields[.acceptRanges] = "bytes"
+        // SabreDAV's partial update (DAVExchange+pieces).
+        if provider != nil { fields[.init("Accept-Patch")!] = UpdateRange.contentType }
         return Self.response(.ok, headers: fields)
     }
 }

@@ -111,7 +111,7 @@ extension DAVExchange {
 
     func renderResponse(_ item: Item, path: ItemPath, query: PropfindRequest, dead: [DeadProperty], context: PropertyContext) -> String {
         let displayName = path.last ?? (item.id == 0 ? "" : domainName)
-        let href = item.id == 0 ? "/" : self.href(path, isFolder: item.isFolder)
+        let href = item.id == 0 ? mount + "/" : self.href(path, isFolder: item.isFolder)
         switch query {
         case .propname:
             var names = LiveProperty.allCases.filter { $0.applies(to: item) }.map { PropertyXML.empty($0.name) }

@@ -8,25 +8,76 @@ import Logging
 import ProviderCore
 
 extension DAVExchange {
+    /// A write that passed its checks and may receive its body.
+    struct PlannedWrite {
+        let provider: Provider
+        /// What the path holds now, as the index knows it.
+        let existing: Item?
+        let conditions: WriteConditions
+        let ownCloud: OwnCloudPut
+    }
+
     /// PUT (RFC 9110 section 9.3.4, RFC 4918 section 9.7): checks first
     /// (parent, locks, If, If-Match, If-None-Match), then `100 Continue`,
     /// then the body streams to a temporary file that is fsynced and handed
     /// to the provider. A cut connection or a short body leaves the old
-    /// content and no partial file anywhere.
+    /// content; the bytes of a large body cut short are staged, unseen, so
+    /// the client may send the rest with `Content-Range`
+    /// (DAVExchange+pieces), which also takes uploads sent in pieces.
     func put() async throws -> Response {
-        let provider = try requireDomain()
-        guard !itemPath.isEmpty else { throw DAVError(.methodNotAllowed, "PUT on a domain root") }
-        if headers[.contentRange] != nil {
-            throw DAVError.badRequest("partial PUT (Content-Range) is not supported; send the whole content")
+        let piece: ContentRange?
+        do {
+            piece = try headers[.contentRange].map { try ContentRange.parse($0) }
+        } catch {
+            throw DAVError.badRequest("Content-Range must be 'bytes FIRST-LAST/LENGTH' with the file's complete length; nothing was stored")
         }
-        // What the index knows; the commit checks the upstream.
+        let plan = try await planWrite(method: "PUT")
+        let provider = plan.provider
+        // Finder sends chunked bodies with the real length here.
+        let expected = headers[.init("X-Expected-Entity-Length")!].flatMap(Int64.init)
+        continueIfExpected()
+        if let piece { return try await putPiece(piece, provider: provider, conditions: plan.conditions, ownCloud: plan.ownCloud) }
+        let file = provider.newWriteFile()
+        let started = ContinuousClock.now
+        let body: BodyFileWriter.Written
+        do {
+            body = try await BodyFileWriter.write(request.body, to: file, inlineLimit: provider.inlineWriteLimit, keepingPartial: true)
+        } catch let cut as BodyFileWriter.Cut {
+            // The client learns how far it got from a HEAD (Upload-Offset).
+            let total = headers[.contentLength].flatMap(Int64.init)
+            if let total, expected == nil,
+               await provider.stageCutWrite(file, count: cut.received, total: total, path: itemPath, conditions: plan.conditions) {
+                throw DAVError(.badRequest, "the request body ended after \(cut.received) of \(total) bytes (\(cut.cause)); the old content stands, and the bytes received are kept for a day: HEAD tells Upload-Offset, send the rest with Content-Range")
+            }
+            provider.discardWrite(file)
+            throw DAVError(.badRequest, "the request body ended early (\(cut.cause)); nothing was stored")
+        } catch {
+            provider.discardWrite(file)
+            if let error = error as? ProviderError { throw error }
+            throw DAVError(.badRequest, "the request body ended early (\(error)); nothing was stored")
+        }
+        if let expected, expected != body.count {
+            provider.discardWrite(file)
+            throw DAVError.badRequest("received \(body.count) bytes but X-Expected-Entity-Length announced \(expected); nothing was stored")
+        }
+        let response = try await commitWrite(file, body, plan)
+        logTransfer(context, "PUT", path.href(collection: false), bytes: body.count, since: started)
+        ServerMetrics.bytesReceived.increment(by: body.count)
+        return response
+    }
+
+    /// The checks of a write of a whole file to this path, before its body:
+    /// what the index knows (the commit checks the upstream again), the
+    /// name, If, If-Match and If-None-Match, and locks, so that a refused
+    /// upload is refused before gigabytes arrive.
+    func planWrite(method: String) async throws -> PlannedWrite {
+        let provider = try requireDomain()
+        guard !itemPath.isEmpty else { throw DAVError(.methodNotAllowed, "\(method) on a domain root") }
         let target = try await provider.writeTarget(itemPath, checkingUpstream: false)
         let existing = target.existing, parent = target.folder
         if existing?.isFolder == true {
-            throw DAVError(.methodNotAllowed, "PUT on a collection")
+            throw DAVError(.methodNotAllowed, "\(method) onto a collection")
         }
-        // Before the body: a name the upstream cannot hold is refused now,
-        // not after gigabytes were received.
         if existing == nil { try provider.admit(itemPath) }
         let submitted = try await evaluateIfHeader()
         var lockCreated = false
@@ -36,36 +87,28 @@ extension DAVExchange {
         // when it commits: a LOCK granted while the body arrives wins.
         let conditions = writeConditions(submitted: submitted, judging: existing)
         try await provider.check(conditions, target: existing, parent: parent)
-        // Finder sends chunked bodies with the real length here.
-        let expected = headers[.init("X-Expected-Entity-Length")!].flatMap(Int64.init)
-        let ownCloud = try OwnCloudPut(headers)
-        continueIfExpected()
-        let file = provider.newWriteFile()
-        let started = ContinuousClock.now
-        let body: BodyFileWriter.Written
+        return PlannedWrite(provider: provider, existing: existing, conditions: conditions, ownCloud: try OwnCloudPut(headers))
+    }
+
+    /// Hands a received body to the provider as the path's new content and
+    /// answers for it; the file is the provider's (or discarded) after.
+    func commitWrite(_ file: URL, _ body: BodyFileWriter.Written, _ plan: PlannedWrite) async throws -> Response {
         do {
-            body = try await BodyFileWriter.write(request.body, to: file, inlineLimit: provider.inlineWriteLimit)
+            try plan.ownCloud.check(body)
         } catch {
-            provider.discardWrite(file)
-            if let error = error as? ProviderError { throw error }
-            throw DAVError(.badRequest, "the request body ended early (\(error)); nothing was stored")
-        }
-        let written = body.count
-        if let expected, expected != written {
-            provider.discardWrite(file)
-            throw DAVError.badRequest("received \(written) bytes but X-Expected-Entity-Length announced \(expected); nothing was stored")
-        }
-        do {
-            try ownCloud.check(body)
-        } catch {
-            provider.discardWrite(file)
+            plan.provider.discardWrite(file)
             throw error
         }
-        let outcome = try await provider.write(WriteRequest(
-            path: itemPath, file: file, size: written, checksum: body.checksum,
-            modified: ownCloud.mtime.map { Date(timeIntervalSince1970: $0) }, conditions: conditions, content: body.content))
-        logTransfer(context, "PUT", path.href(collection: false), bytes: written, since: started)
-        ServerMetrics.bytesReceived.increment(by: written)
+        let outcome = try await plan.provider.write(WriteRequest(
+            path: itemPath, file: file, size: body.count, checksum: body.checksum,
+            modified: plan.ownCloud.mtime.map { Date(timeIntervalSince1970: $0) }, conditions: plan.conditions,
+            content: body.content))
+        return answer(outcome, ownCloud: plan.ownCloud)
+    }
+
+    /// The answer to a write: 201 or 204 with the new ETag, or 201 naming
+    /// the conflict copy that took the bytes.
+    func answer(_ outcome: Provider.WriteOutcome, ownCloud: OwnCloudPut) -> Response {
         var fields = HTTPFields()
         ownCloud.answer(outcome.item, into: &fields)
         if let copy = outcome.conflictCopy {

@@ -25,37 +25,47 @@ struct BodyFileWriter {
         var content: Data?
     }
 
+    /// The body ended before its end (a cut connection): `received` bytes
+    /// are in the file, synced, and the caller owns it.
+    struct Cut: Error {
+        var received: Int64
+        var cause: any Error
+    }
+
     /// Streams `body` into `url` (created, must not exist). On any error the
-    /// file is removed and the error rethrown. The file is created in the
+    /// file is removed and the error rethrown; with `keepingPartial`, a body
+    /// that ends early after some bytes were written throws `Cut` instead
+    /// and leaves those bytes in the file. The file is created in the
     /// hop of its first write, not on the event loop: on a busy disk the
     /// inode allocation alone can take milliseconds, and a small body's one
     /// hop then does both.
-    static func write<Body: AsyncSequence>(_ body: Body, to url: URL, inlineLimit: Int = 0) async throws -> Written
+    static func write<Body: AsyncSequence>(_ body: Body, to url: URL, inlineLimit: Int = 0,
+                                           keepingPartial: Bool = false) async throws -> Written
     where Body.Element == ByteBuffer {
         var file: FileDescriptor?
-        do {
-            var total: Int64 = 0
-            // The request's own buffers, gathered (not copied) until about
-            // 1 MiB, then written in one hop: no copy, no big allocation.
-            var pending: [ByteBuffer] = []
-            var pendingBytes = 0
-            var hash = Insecure.SHA1()
-            func flush() async throws {
-                let opened = file, buffers = pending
-                let (descriptor, written) = try await blocking { () throws -> (FileDescriptor, Int64) in
-                    let descriptor = try opened ?? FileDescriptor.create(url)
-                    do {
-                        return (descriptor, try descriptor.writeNow(buffers))
-                    } catch {
-                        if opened == nil { unlink(url.path) }
-                        throw error
-                    }
+        var total: Int64 = 0
+        // The request's own buffers, gathered (not copied) until about
+        // 1 MiB, then written in one hop: no copy, no big allocation.
+        var pending: [ByteBuffer] = []
+        var pendingBytes = 0
+        func flush() async throws {
+            let opened = file, buffers = pending
+            let (descriptor, written) = try await blocking { () throws -> (FileDescriptor, Int64) in
+                let descriptor = try opened ?? FileDescriptor.create(url)
+                do {
+                    return (descriptor, try descriptor.writeNow(buffers))
+                } catch {
+                    if opened == nil { unlink(url.path) }
+                    throw error
                 }
-                file = descriptor
-                total += written
-                pending.removeAll(keepingCapacity: true)
-                pendingBytes = 0
             }
+            file = descriptor
+            total += written
+            pending.removeAll(keepingCapacity: true)
+            pendingBytes = 0
+        }
+        do {
+            var hash = Insecure.SHA1()
             for try await chunk in body {
                 chunk.withUnsafeReadableBytes { hash.update(bufferPointer: $0) }
                 pending.append(chunk)
@@ -72,6 +82,11 @@ struct BodyFileWriter {
             if content == nil { try await file?.sync() }
             return Written(count: total, sha1: hash.finalize().map { String(format: "%02x", $0) }.joined(), content: content)
         } catch {
+            // A failure of the body, not of the disk: what arrived is kept.
+            if keepingPartial, !(error is ProviderError) {
+                if pendingBytes > 0 { try? await flush() }
+                if let file, total > 0, (try? await file.sync()) != nil { throw Cut(received: total, cause: error) }
+            }
             // Only a file this call made (another's with the name stays).
             if file != nil { unlink(url.path) }
             throw error

@@ -28,3 +28,39 @@ func setModificationTime(of path: String, to date: Date) throws {
         throw ProviderError.local("cannot set the modification time of \(path): \(String(cString: strerror(errno)))")
     }
 }
+
+/// Copies `count` bytes of the file open as `source` from `sourceOffset`
+/// into the file open as `target` at `targetOffset`, in 1 MiB steps,
+/// blocking. Throws when the source ends early.
+func copyBytes(from source: Int32, at sourceOffset: Int64, to target: Int32, at targetOffset: Int64, count: Int64) throws {
+    let step = 1 << 20
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: step, alignment: 16)
+    defer { buffer.deallocate() }
+    var done: Int64 = 0
+    while done < count {
+        let want = Int(min(Int64(step), count - done))
+        let got = pread(source, buffer, want, off_t(sourceOffset + done))
+        if got < 0 && errno == EINTR { continue }
+        guard got > 0 else {
+            throw ProviderError.local(got == 0 ? "the source file ended early" : "cannot read: \(String(cString: strerror(errno)))")
+        }
+        var written = 0
+        while written < got {
+            let n = pwrite(target, buffer + written, got - written, off_t(targetOffset + done) + off_t(written))
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == ENOSPC || errno == EDQUOT { throw ProviderError.localNoSpace }
+                throw ProviderError.local("cannot write: \(String(cString: strerror(errno)))")
+            }
+            written += n
+        }
+        done += Int64(got)
+    }
+}
+
+/// A file descriptor for `path` (`flags` as open(2)), closed by the caller.
+func openFile(_ path: String, _ flags: Int32) throws -> Int32 {
+    let fd = open(path, flags | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw ProviderError.local("cannot open \(path): \(String(cString: strerror(errno)))") }
+    return fd
+}

@@ -1,0 +1,85 @@
+import Crypto
+import DurableFiles
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where staged uploads live on the gateway's disk: `uploads/` in the
+/// domain's cache folder, one `KEY.part` (the bytes, sparse where pieces
+/// are missing) and one `KEY.json` (the `StagedUpload`) each. The key is a
+/// hash of user and path, so no client string reaches the file system, and
+/// a user's next piece finds the upload without a scan. Both files are
+/// fsynced before a piece is acknowledged: a restart loses nothing received.
+struct UploadStaging: Sendable {
+    let folder: URL
+
+    init(cacheFolder: URL) throws {
+        folder = cacheFolder.appendingPathComponent("uploads", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    static func key(path: ItemPath, principal: String) -> String {
+        let text = principal + "\0" + path.joined(separator: "/")
+        return SHA256.hash(data: Data(text.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+    }
+
+    func partFile(_ key: String) -> URL { folder.appendingPathComponent(key + ".part") }
+    private func recordFile(_ key: String) -> URL { folder.appendingPathComponent(key + ".json") }
+
+    /// The upload staged under `key`; nil when none (or its record is
+    /// unreadable, which only a crash between its files can leave).
+    func load(_ key: String) -> StagedUpload? {
+        guard let data = try? Data(contentsOf: recordFile(key)) else { return nil }
+        return try? JSONDecoder().decode(StagedUpload.self, from: data)
+    }
+
+    /// Records `upload` durably, after its bytes were synced.
+    func save(_ upload: StagedUpload, key: String) throws {
+        let data = try JSONEncoder().encode(upload)
+        do {
+            try AtomicFile.replace(recordFile(key).path, with: data, mode: 0o600)
+        } catch {
+            throw ProviderError.local("cannot record the staged upload: \(error)")
+        }
+    }
+
+    func remove(_ key: String) {
+        unlink(recordFile(key).path)
+        unlink(partFile(key).path)
+    }
+
+    /// Every staged upload, with its key.
+    func all() -> [(key: String, upload: StagedUpload)] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.compactMap { name in
+            let key = String(name.dropLast(5))
+            return load(key).map { (key, $0) }
+        }
+    }
+
+    /// Removes uploads nobody added to since `cutoff`, and part files as
+    /// old whose record a crash lost; returns how many uploads went.
+    @discardableResult
+    func expire(before cutoff: Date) -> Int {
+        var removed = 0
+        var live = Set<String>()
+        for (key, upload) in all() {
+            if upload.updated < cutoff {
+                remove(key)
+                removed += 1
+            } else {
+                live.insert(key)
+            }
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where name.hasSuffix(".part") {
+            let path = folder.appendingPathComponent(name).path
+            var st = stat()
+            guard !live.contains(String(name.dropLast(5))), lstat(path, &st) == 0,
+                  TimeInterval(st.st_mtim.tv_sec) < cutoff.timeIntervalSince1970 else { continue }
+            unlink(path)
+        }
+        return removed
+    }
+}
