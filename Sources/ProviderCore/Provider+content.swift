@@ -151,8 +151,8 @@ extension Provider {
         let copy = try await index.insert(entry, parent: parent.id, domain: domain, cachedVersion: entry.version, checksum: checksum,
                                           conflictCopy: true)
         try cache.install(file, for: copy.id)
-        let marker = "<g:conflict-of xmlns:g=\"\(Self.namespace)\">\(Self.escaped(path.last!))</g:conflict-of>"
-        try await index.applyPropertyChanges([.set(DeadProperty(namespace: Self.namespace, name: "conflict-of", xml: marker))], to: copy.id)
+        try await index.applyPropertyChanges([.set(DeadProperty(namespace: Self.namespace, name: Self.conflictProperty,
+                                                                xml: Self.conflictMarker(of: path.last!)))], to: copy.id)
         try await index.markListed(id: parent.id, at: .distantPast)
         logger.warning("conflict: the upstream changed since this edit was based on it; kept both",
                        metadata: ["path": "\(Self.display(path))", "ours": "\(Self.display(copyPath))"])
@@ -182,6 +182,24 @@ extension Provider {
             stem = stem.dropLast()
         }
         return stem + suffix
+    }
+
+    /// The dead property that marks a conflict copy with the name of the
+    /// file it conflicts with (in the same folder).
+    static let conflictProperty = "conflict-of"
+
+    static func conflictMarker(of name: String) -> String {
+        "<g:conflict-of xmlns:g=\"\(namespace)\">\(escaped(name))</g:conflict-of>"
+    }
+
+    /// The name of the file a conflict copy's name was made from
+    /// (`conflictName`), nil for a name not made that way. A stem shortened
+    /// to fit the upstream's limit gives the shortened name.
+    public static func conflictOriginal(ofName name: String) -> String? {
+        guard let open = name.range(of: " (conflicted copy ", options: .backwards),
+              let close = name[open.upperBound...].firstIndex(of: ")"),
+              name[open.upperBound..<close].count == 17 else { return nil }
+        return String(name[..<open.lowerBound] + name[name.index(after: close)...])
     }
 
     private static func escaped(_ text: String) -> String {

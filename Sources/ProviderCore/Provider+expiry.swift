@@ -6,7 +6,7 @@ extension Provider {
     /// budget) and staged uploads nobody finished.
     public func runHourlyExpiry() async {
         while !Task.isCancelled {
-            expireStagedUploads()
+            await expireStagedUploads()
             if trashPolicy != nil {
                 do {
                     try await expireTrash()

@@ -114,9 +114,21 @@ extension Provider {
         staging.load(UploadStaging.key(path: path, principal: principal))
     }
 
-    /// Removes staged uploads nobody added to for `uploadExpiry`.
-    public func expireStagedUploads(now: Date = Date()) {
-        let removed = staging.expire(before: now.addingTimeInterval(-uploadExpiry))
+    /// Removes staged uploads nobody added to for `uploadExpiry`, each
+    /// under its upload's mutex, so a piece arriving at that moment either
+    /// lands before (and the upload is kept) or starts a new upload after.
+    public func expireStagedUploads(now: Date = Date()) async {
+        let cutoff = now.addingTimeInterval(-uploadExpiry)
+        var removed = 0
+        for (key, upload) in staging.all() where upload.updated < cutoff {
+            let gone = try? await stagingLock(key).withLock { () -> Bool in
+                guard let current = staging.load(key), current.updated < cutoff else { return false }
+                staging.remove(key)
+                return true
+            }
+            if gone == true { removed += 1 }
+        }
+        staging.removeOrphanParts(before: cutoff)
         if removed > 0 { logger.info("removed \(removed) staged upload(s) idle for over \(Int(uploadExpiry)) s") }
     }
 
@@ -206,13 +218,9 @@ extension Provider {
         }
     }
 
-    /// One staged upload's pieces at a time.
+    /// One staged upload's pieces at a time: the mutex of the upload's
+    /// stripe (a fixed set, so uploads that come and go leave nothing).
     private func stagingLock(_ key: String) -> AsyncMutex {
-        stagingLocks.withLockedValue { locks in
-            if let lock = locks[key] { return lock }
-            let lock = AsyncMutex()
-            locks[key] = lock
-            return lock
-        }
+        stagingLocks[Int(UInt8(key.prefix(2), radix: 16) ?? 0) % stagingLocks.count]
     }
 }

@@ -2,6 +2,10 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// File versions (`VersionLayout`): before the upstream's content of a file
 /// is replaced (an upload over it, write-through or write-back, or a MOVE
 /// or COPY onto it), that content is set aside upstream; a restore writes
@@ -15,18 +19,44 @@ import NIOConcurrencyHelpers
 /// followed the file would leave the document on every save.
 extension Provider {
     /// The versions of the file at `path`, newest first (read from the
-    /// upstream: versions made by another gateway are there too).
+    /// upstream: versions made by another gateway are there too), with the
+    /// file's conflict copies among them.
     public func versions(of path: ItemPath) async throws -> [FileVersion] {
         let found: [UpstreamEntry]
         do {
             found = try await upstream { try await trashStore.list(VersionLayout.folder(of: path)) }
         } catch ProviderError.upstream(.notFound), ProviderError.upstream(.conflict) {
-            return []
+            found = []
         }
-        return found.compactMap { entry in
+        let stored = found.compactMap { entry -> FileVersion? in
             guard !entry.isFolder, let id = VersionLayout.id(ofName: entry.name), let millis = Double(id) else { return nil }
             return FileVersion(id: id, size: entry.size, savedAt: Date(timeIntervalSince1970: millis / 1000))
-        }.sorted { $0.savedAt > $1.savedAt }
+        }
+        let copies = try await conflictCopies(of: path).map {
+            FileVersion(id: $0.name, size: $0.size, savedAt: $0.modified, isConflictCopy: true)
+        }
+        return (stored + copies).sorted { $0.savedAt > $1.savedAt }
+    }
+
+    /// The conflict copies beside the file at `path`: files in its folder
+    /// that `keepBoth` marked as conflicting with its name (a name that
+    /// merely looks like one is not).
+    func conflictCopies(of path: ItemPath) async throws -> [Item] {
+        guard let name = path.last, let folder = try await item(at: Array(path.dropLast())), folder.isFolder else { return [] }
+        var candidates: [Item] = []
+        var after: String?
+        while true {
+            let page = try await children(of: folder, after: after)
+            candidates += page.filter { !$0.isFolder && Self.conflictOriginal(ofName: $0.name) != nil }
+            guard page.count == 500, let last = page.last else { break }
+            after = last.name
+        }
+        guard !candidates.isEmpty else { return [] }
+        let marker = Self.conflictMarker(of: name)
+        let properties = try await index.deadProperties(of: candidates.map(\.id))
+        return candidates.filter { candidate in
+            properties[candidate.id]?.contains { $0.namespace == Self.namespace && $0.name == Self.conflictProperty && $0.xml == marker } == true
+        }
     }
 
     /// A version's bytes in a new temporary file the caller removes
@@ -34,7 +64,18 @@ extension Provider {
     public func versionContents(of path: ItemPath, id: String) async throws -> URL {
         let file = newWriteFile()
         do {
-            _ = try await upstream { try await trashStore.fetch(VersionLayout.path(of: id, for: path), into: file) }
+            if let copy = try await conflictCopies(of: path).first(where: { $0.name == id }) {
+                let (_, source) = try await contents(of: copy, at: Array(path.dropLast()) + [id])
+                try await blocking {
+                    let from = try openFile(source.path, O_RDONLY), to = try openFile(file.path, O_WRONLY | O_CREAT | O_EXCL)
+                    defer { close(from); close(to) }
+                    var st = stat()
+                    guard fstat(from, &st) == 0 else { throw ProviderError.local("cannot read a conflict copy") }
+                    try copyBytes(from: from, at: 0, to: to, at: 0, count: Int64(st.st_size))
+                }
+            } else {
+                _ = try await upstream { try await trashStore.fetch(VersionLayout.path(of: id, for: path), into: file) }
+            }
         } catch {
             cache.discard(file)
             throw error
@@ -60,7 +101,12 @@ extension Provider {
         return outcome
     }
 
+    /// Removes a stored version, or deletes a conflict copy as a DELETE of
+    /// it would (into the trash, when the domain keeps one).
     public func deleteVersion(of path: ItemPath, id: String) async throws {
+        if try await conflictCopies(of: path).contains(where: { $0.name == id }) {
+            return try await delete(at: Array(path.dropLast()) + [id])
+        }
         try await upstream { try await trashStore.delete(VersionLayout.path(of: id, for: path)) }
     }
 

@@ -35,10 +35,10 @@ public final class Provider: Sendable {
     let trashExpiryQueued = NIOLockedValueBox(false)
     let index: MetadataIndex
     let cache: ContentCache
-    /// Uploads arriving in pieces (`Provider+stagedUploads`), and a mutex
-    /// per upload so its pieces apply one at a time.
+    /// Uploads arriving in pieces (`Provider+stagedUploads`), and the
+    /// mutexes that apply each upload's pieces one at a time, by stripe.
     let staging: UploadStaging
-    let stagingLocks = NIOLockedValueBox<[String: AsyncMutex]>([:])
+    let stagingLocks = (0..<32).map { _ in AsyncMutex() }
     /// How long a staged upload nobody adds to is kept.
     public let uploadExpiry: TimeInterval
     /// What a reload may change while the provider runs (`retune`).

@@ -29,7 +29,8 @@ struct VersionsCommand: AsyncParsableCommand {
         let dates = ISO8601DateFormatter()
         for (number, version) in versions.enumerated() {
             let size = ByteCountFormatter.string(fromByteCount: version.size, countStyle: .file)
-            print("\(String(number + 1).padding(toLength: 4, withPad: " ", startingAt: 0)) \(dates.string(from: version.savedAt))  \(size)")
+            let conflict = version.isConflictCopy ? "  conflict copy: \(version.id)" : ""
+            print("\(String(number + 1).padding(toLength: 4, withPad: " ", startingAt: 0)) \(dates.string(from: version.savedAt))  \(size)\(conflict)")
         }
         print("restore one with: davgate restore \(path) --version N")
     }

@@ -91,4 +91,29 @@ struct VersionsViewTests {
         }
         #expect(!front.stderr.contains("the trash could not take it"), "\(front.stderr)")
     }
+
+    @Test("a conflict copy is a version: the versions view lists and reads it, the browser listing and the status page link to it")
+    func conflictCopyIsAVersion() async throws {
+        try await withGateway { server, client in
+            let copyHref = try await client.makeConflict(server, name: "plan.txt")
+            let copyName = try #require(copyHref.removingPercentEncoding?.split(separator: "/").last.map(String.init))
+            let listing = try await client.send("PROPFIND", "/.davgate/versions/files/plan.txt", headers: [("Depth", "1")])
+            #expect(listing.status == 207 && listing.text.contains("conflict-copy") && listing.text.contains(copyHref), "\(listing.text)")
+            let member = "/.davgate/versions/files/plan.txt/" + hrefSegment(copyName)
+            #expect(try await client.send("GET", member).text == "ours v2", "the other side reads through the versions view")
+
+            let browser = try await client.send("GET", "/files/", headers: [("Accept", "text/html")])
+            #expect(browser.text.contains("class=\"other-side\" href=\"/.davgate/versions/files/plan.txt\""), "\(browser.text)")
+            let status = try await client.send("GET", "/.davgate/status")
+            #expect(status.text.contains("versions of plan.txt"), "\(status.text)")
+            let printed = try await runDavgate(["versions", "/files/plan.txt", "--config", server.configFile.path, "--url", server.baseURL,
+                                                "--password-stdin"], stdin: server.adminPassword + "\n")
+            #expect(printed.status == 0 && printed.output.contains("conflict copy: \(copyName)"), "\(printed.output)")
+
+            // Restored over the file, the other side wins; theirs becomes a version.
+            let restored = try await client.send("COPY", member, headers: [("Destination", "\(client.base)/files/plan.txt")])
+            #expect(restored.status == 204, "\(restored.text)")
+            #expect(try await client.send("GET", "/files/plan.txt").text == "ours v2")
+        }
+    }
 }

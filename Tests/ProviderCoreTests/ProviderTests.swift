@@ -10,17 +10,31 @@ struct Fixture {
     let upstream: URL
     let store: FaultyStore
     let provider: Provider
+    /// Opens a provider as this fixture's settings make it: over the index
+    /// file reopened, the same cache folder and the same store (`restarted`).
+    private let open: @Sendable () throws -> Provider
 
     init(ttl: TimeInterval = 0, writeMode: WriteMode = .through, uploads: UploadPolicy = UploadPolicy(), trash: TrashPolicy? = nil,
-         versions: VersionPolicy? = nil) throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("pc-\(UUID().uuidString)")
+         versions: VersionPolicy? = nil, uploadExpiry: TimeInterval = 86_400) throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("pc-\(UUID().uuidString)")
+        self.root = root
         upstream = root.appendingPathComponent("upstream")
         try FileManager.default.createDirectory(at: upstream, withIntermediateDirectories: true)
-        store = FaultyStore(root: upstream)
-        let index = try MetadataIndex(file: root.appendingPathComponent("index.sqlite"))
-        provider = try Provider(domain: "files", store: store, index: index, cacheFolder: root.appendingPathComponent("cache"),
-                                listingTTL: ttl, writeMode: writeMode, uploads: uploads, trash: trash, versions: versions, logger: Logger(label: "test"))
+        let store = FaultyStore(root: upstream)
+        self.store = store
+        open = {
+            let index = try MetadataIndex(file: root.appendingPathComponent("index.sqlite"))
+            return try Provider(domain: "files", store: store, index: index, cacheFolder: root.appendingPathComponent("cache"),
+                                listingTTL: ttl, writeMode: writeMode, uploads: uploads, trash: trash, versions: versions,
+                                uploadExpiry: uploadExpiry, logger: Logger(label: "test"))
+        }
+        provider = try open()
     }
+
+    /// A new provider over the same index file, cache folder and upstream,
+    /// as davgate's next start opens them (`provider` is not to be used
+    /// beside it).
+    func restarted() throws -> Provider { try open() }
 
     func write(_ text: String, _ name: String) throws {
         try text.write(to: upstream.appendingPathComponent(name), atomically: true, encoding: .utf8)
@@ -228,5 +242,6 @@ struct ConflictNameTests {
     func names(name: String, expected: String) {
         let date = Date(timeIntervalSince1970: 1_795_339_815)  // 2026-11-22 09:30:15 UTC
         #expect(Provider.conflictName(for: name, at: date) == expected)
+        #expect(Provider.conflictOriginal(ofName: expected) == name, "a copy's name tells its file's")
     }
 }

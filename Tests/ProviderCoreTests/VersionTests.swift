@@ -117,4 +117,33 @@ struct VersionTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.path) == ["a.txt"])
         #expect(try await f.provider.versions(of: ["a.txt"]).isEmpty)
     }
+
+    @Test("a conflict copy is listed among the file's versions: read, restored over the file, deleted like a file")
+    func conflictCopyIsAVersion() async throws {
+        let f = try fixture(.back)
+        defer { f.cleanUp() }
+        try f.write("base", "a.txt")
+        _ = try await f.provider.item(at: ["a.txt"])
+        // Our edit is journaled; the upstream moves on before it is
+        // uploaded, so the upload keeps it beside theirs.
+        _ = try await f.put("ours", at: ["a.txt"])
+        try f.write("theirs, longer", "a.txt")
+        try await f.provider.flushAllUploads()
+        let names = try FileManager.default.contentsOfDirectory(atPath: f.upstream.path)
+        let copy = try #require(names.first { $0.hasPrefix("a (conflicted copy ") }, "\(names)")
+        // A file merely named like a conflict copy of it is not one.
+        try f.write("lookalike", "a (conflicted copy 2020-01-01 000000).txt")
+        let listed = try await f.provider.versions(of: ["a.txt"])
+        #expect(listed.map(\.id) == [copy] && listed.first?.isConflictCopy == true && listed.first?.size == 4, "\(listed)")
+        let read = try await f.provider.versionContents(of: ["a.txt"], id: copy)
+        #expect(try String(contentsOf: read, encoding: .utf8) == "ours")
+        f.provider.discardWrite(read)
+        _ = try await f.provider.restoreVersion(of: ["a.txt"], id: copy)
+        try await f.provider.flushAllUploads()
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("a.txt"), encoding: .utf8) == "ours")
+        #expect(try await contents(f, ["a.txt"]).contains("theirs, longer"), "what the restore replaced is a version")
+        try await f.provider.deleteVersion(of: ["a.txt"], id: copy)
+        #expect(!FileManager.default.fileExists(atPath: f.upstream.appendingPathComponent(copy).path))
+        #expect(try await f.provider.versions(of: ["a.txt"]).allSatisfy { !$0.isConflictCopy })
+    }
 }

@@ -37,7 +37,7 @@ extension DAVExchange {
                         let state = provider.state(of: child).name.rawValue
                         out.writeString(BrowserPage.row(name: child.name, href: exchange.href(exchange.itemPath + [child.name], isFolder: child.isFolder),
                                                         isFolder: child.isFolder, size: child.size, modified: child.modified, state: state,
-                                                        policy: policies[child.id]))
+                                                        policy: policies[child.id], otherSide: exchange.otherSide(of: child, state: state)))
                         count += 1
                     }
                     try await writer.write(out)
@@ -55,6 +55,14 @@ extension DAVExchange {
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: fields, body: body)
+    }
+
+    /// For a conflict copy, the versions view of the file it conflicts
+    /// with, where the copy is listed with that file's history.
+    func otherSide(of child: Item, state: String) -> String? {
+        guard state == ItemState.Name.conflict.rawValue, !child.isFolder,
+              let original = Provider.conflictOriginal(ofName: child.name) else { return nil }
+        return mount + DAVPath(segments: [ServiceExchange.folder, VersionsExchange.page, domainName] + itemPath + [original]).href(collection: false)
     }
 
     /// RFC 4709: a small XML document a desktop opens with its WebDAV client.

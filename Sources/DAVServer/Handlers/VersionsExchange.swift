@@ -14,7 +14,9 @@ import Glibc
 /// `.../PATH/ID`, with sizes and the time each was superseded; `GET` of a
 /// member reads it; `COPY` of one onto the file (or any path in the
 /// domain) restores it as a PUT would, so what it replaces becomes a
-/// version in turn; `DELETE` of one removes it.
+/// version in turn; `DELETE` of one removes it. The file's conflict copies
+/// are members too, marked `g:conflict-copy` with their own href: the other
+/// side of a conflict is found with the file's history.
 struct VersionsExchange {
     static let page = "versions"
     static let allowed = "OPTIONS, PROPFIND, GET, HEAD, COPY, DELETE"
@@ -58,9 +60,10 @@ struct VersionsExchange {
     }
 
     /// `PATH/ID` names a version when the file at PATH has one with that
-    /// id; otherwise the whole is the file's path (a file named by digits).
+    /// id (a stored version's digits, a conflict copy's name); otherwise
+    /// the whole is the file's path (a file named by digits).
     private func split(_ segments: [String], _ provider: Provider) async throws -> (ItemPath, FileVersion?) {
-        guard segments.count > 1, let last = segments.last, last.allSatisfy({ $0.isASCII && $0.isNumber }) else { return (segments, nil) }
+        guard segments.count > 1, let last = segments.last, FileVersion.mayBeID(last) else { return (segments, nil) }
         let path = Array(segments.dropLast())
         if let version = try await provider.versions(of: path).first(where: { $0.id == last }) { return (path, version) }
         return (segments, nil)

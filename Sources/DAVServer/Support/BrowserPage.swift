@@ -38,12 +38,18 @@ enum BrowserPage {
 
     /// `policy`: the content policy that applies (nil for a domain), shown
     /// muted when inherited from a folder above.
-    static func row(name: String, href: String, isFolder: Bool, size: Int64, modified: Date?, state: String, policy: EffectivePolicy? = nil) -> String {
+    /// - Parameter otherSide: for a conflict copy, the versions view of the
+    ///   file it conflicts with, which its badge links to.
+    static func row(name: String, href: String, isFolder: Bool, size: Int64, modified: Date?, state: String, policy: EffectivePolicy? = nil,
+                    otherSide: String? = nil) -> String {
         // No emoji for folders: a system without an emoji font shows a box.
         let label = isFolder ? name + "/" : name
         let sizeCell = isFolder ? "" : "<span title=\"\(size) bytes\">\(humanSize(size))</span>"
         let modifiedCell = modified.map { "<time datetime=\"\(HTTPDate.iso8601($0))\">\(shortDate($0))</time>" } ?? ""
-        let badge = isFolder ? "" : "<span class=\"state state-\(state)\">\(stateLabel(state))</span>"
+        var badge = isFolder ? "" : "<span class=\"state state-\(state)\">\(stateLabel(state))</span>"
+        if let otherSide, !isFolder {
+            badge = "<a class=\"other-side\" href=\"\(XMLEscaping.attribute(otherSide))\" title=\"the file this copy conflicts with, and its versions\">\(badge)</a>"
+        }
         let policyCell = policy.map {
             "<span class=\"policy\($0.inherited ? " inherited" : "")\" title=\"\($0.inherited ? "inherited" : "set here")\">\($0.policy.rawValue)</span>"
         } ?? ""

@@ -12,6 +12,18 @@ enum StatusPage {
         "\(n) \(noun)\(n == 1 ? "" : "s")"
     }
 
+    /// A conflict copy's entry: the copy, and the versions of the file it
+    /// conflicts with, which list it beside that file's history.
+    static func conflict(_ domain: String, _ path: String) -> String {
+        let segments = path.split(separator: "/").map(String.init)
+        var entry = "<li><a href=\"\(XMLEscaping.attribute(DAVPath(segments: [domain] + segments).href(collection: false)))\">\(XMLEscaping.text(path))</a>"
+        if let name = segments.last, let original = Provider.conflictOriginal(ofName: name) {
+            let versions = DAVPath(segments: [ServiceExchange.folder, VersionsExchange.page, domain] + segments.dropLast() + [original])
+            entry += " · <a class=\"other-side\" href=\"\(XMLEscaping.attribute(versions.href(collection: false)))\">versions of \(XMLEscaping.text(original))</a>"
+        }
+        return entry + "</li>"
+    }
+
     static func html(_ status: ServerStatus) -> String {
         var body = ""
         for domain in status.domains {
@@ -30,7 +42,7 @@ enum StatusPage {
             let failed = domain.uploads.failed.isEmpty ? ""
                 : ", \(domain.uploads.failed.count) failed:<ul>" + domain.uploads.failed.map { "<li>\(XMLEscaping.text($0.path)): \(XMLEscaping.text($0.error)) (\($0.attempts) attempts)</li>" }.joined() + "</ul>"
             let conflicts = domain.conflicts.isEmpty ? "none"
-                : "<ul>" + domain.conflicts.map { "<li><a href=\"\(XMLEscaping.attribute(DAVPath(segments: [domain.name] + $0.path.split(separator: "/").map(String.init)).href(collection: false)))\">\(XMLEscaping.text($0.path))</a></li>" }.joined() + "</ul>"
+                : "<ul>" + domain.conflicts.map { conflict(domain.name, $0.path) }.joined() + "</ul>"
             body += """
                 <section data-domain="\(XMLEscaping.attribute(domain.name))"><h2><a href="\(XMLEscaping.attribute(DAVPath(segments: [domain.name]).href(collection: true)))">\(XMLEscaping.text(domain.name))</a></h2>
                 <table>

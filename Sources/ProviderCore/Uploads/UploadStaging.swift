@@ -59,20 +59,10 @@ struct UploadStaging: Sendable {
         }
     }
 
-    /// Removes uploads nobody added to since `cutoff`, and part files as
-    /// old whose record a crash lost; returns how many uploads went.
-    @discardableResult
-    func expire(before cutoff: Date) -> Int {
-        var removed = 0
-        var live = Set<String>()
-        for (key, upload) in all() {
-            if upload.updated < cutoff {
-                remove(key)
-                removed += 1
-            } else {
-                live.insert(key)
-            }
-        }
+    /// Removes part files last written before `cutoff` whose record a
+    /// crash lost (a part being begun now is younger).
+    func removeOrphanParts(before cutoff: Date) {
+        let live = Set(all().map(\.key))
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where name.hasSuffix(".part") {
             let path = folder.appendingPathComponent(name).path
             var st = stat()
@@ -80,6 +70,5 @@ struct UploadStaging: Sendable {
                   TimeInterval(st.st_mtim.tv_sec) < cutoff.timeIntervalSince1970 else { continue }
             unlink(path)
         }
-        return removed
     }
 }

@@ -27,18 +27,32 @@ enum VersionLayout {
     static func path(of id: String, for path: ItemPath) -> ItemPath { folder(of: path) + [id + suffix] }
 }
 
-/// One earlier content of a file.
+/// One earlier content of a file, or the other side of a conflict.
 public struct FileVersion: Sendable, Equatable {
-    /// Stable: the moment it was superseded, in milliseconds since 1970.
+    /// Stable: the moment it was superseded, in milliseconds since 1970;
+    /// for a conflict copy, the copy's name in the file's folder.
     public var id: String
     public var size: Int64
-    /// When it was superseded (an overwrite or a restore replaced it).
+    /// When it was superseded (an overwrite or a restore replaced it), or
+    /// when the conflict copy was written.
     public var savedAt: Date
+    /// A conflict copy (`Provider.keepBoth`): our edit, kept beside the
+    /// upstream's when both changed the file. It lives in the folder as a
+    /// file of its own and is listed among the versions so that "the other
+    /// side" is found where the file's history is.
+    public var isConflictCopy: Bool
 
-    public init(id: String, size: Int64, savedAt: Date) {
+    public init(id: String, size: Int64, savedAt: Date, isConflictCopy: Bool = false) {
         self.id = id
         self.size = size
         self.savedAt = savedAt
+        self.isConflictCopy = isConflictCopy
+    }
+
+    /// Whether a path segment may name a version: a stored one's
+    /// milliseconds, or a conflict copy's name.
+    public static func mayBeID(_ segment: String) -> Bool {
+        segment.allSatisfy { $0.isASCII && $0.isNumber } || Provider.conflictOriginal(ofName: segment) != nil
     }
 }
 

