@@ -29,6 +29,8 @@ struct DomainAccessTests {
                 #expect(try await bob.send("PROPFIND", "/team/", headers: [("Depth", "1")]).status == 207)
                 let writes: [(String, String, [(String, String)], String?)] = [
                     ("PUT", "/team/doc.txt", [], "by bob"),
+                    ("PUT", "/team/doc.txt", [("Content-Range", "bytes 0-5/10")], "by bob"),
+                    ("PATCH", "/team/doc.txt", [("Content-Type", "application/x-sabredav-partialupdate"), ("X-Update-Range", "append")], "!"),
                     ("MKCOL", "/team/bobdir", [], nil),
                     ("MOVE", "/team/doc.txt", [("Destination", "\(bob.base)/team/moved.txt")], nil),
                     ("COPY", "/team/doc.txt", [("Destination", "\(bob.base)/team/copy.txt")], nil),
