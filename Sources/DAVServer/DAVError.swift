@@ -70,6 +70,9 @@ struct DAVError: Error {
         case .rangeNotSatisfiable(let size):
             self.init(.rangeNotSatisfiable, error.description)
             headers[.contentRange] = "bytes */\(size)"
+        case .stagedUploadMissing:
+            self.init(.rangeNotSatisfiable, error.description)
+            headers[.init("Upload-Offset")!] = "0"
         case .dirtyBudgetExceeded, .localNoSpace:
             self.init(.init(code: 507, reasonPhrase: "Insufficient Storage"), error.description)
         case .upstream(let u):

@@ -54,8 +54,7 @@ struct DAVExchange: Sendable {
     /// A Destination's path on this server without this request's mount:
     /// a client of Nextcloud's tree names its destinations in that tree.
     func unmounted(_ destination: DAVPath) -> DAVPath {
-        guard !mount.isEmpty, let mounted = NextcloudPath(destination), case .files(_, let rest) = mounted else { return destination }
-        return rest
+        NextcloudPath.unmounted(destination, user: user)
     }
 
     /// The href of a lock's root, as a 423 and `lockdiscovery` name it.

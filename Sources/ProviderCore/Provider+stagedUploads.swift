@@ -33,17 +33,26 @@ extension Provider {
 
     /// Stages bytes `offset ..< offset + count` of the `total`-byte content
     /// the path is to hold (`Content-Range: bytes A-B/N`), from `piece` (a
-    /// file from `newWriteFile()`, synced; the call owns it). The first
-    /// piece of an upload over an existing file starts from that file's
-    /// bytes (up to `total`), so a piece patches it as Apache's partial PUT
-    /// does; the piece that completes the upload commits it.
+    /// file from `newWriteFile()`, synced; the call owns it); the piece that
+    /// completes the upload commits it.
+    ///
+    /// An upload whose first piece starts at byte 0 is new content: the
+    /// path keeps what it holds until the pieces cover all `total` bytes,
+    /// and is written once. A first piece past byte 0 over an existing file
+    /// patches or appends to it, as Apache's partial PUT does: the upload
+    /// starts from that file's bytes (up to `total`). Over nothing, such a
+    /// piece is refused: its upload expired or never began, and staging it
+    /// would wait for bytes the client believes it sent.
     ///
     /// - Throws: `stagedUploadStale` when the path changed since the first
-    ///   piece (the pieces are dropped), or what the commit throws.
+    ///   piece (the pieces are dropped), `stagedUploadMissing`, or what the
+    ///   commit throws.
     public func writePiece(_ piece: URL, count: Int64, at offset: Int64, total: Int64, path: ItemPath,
                            conditions: WriteConditions) async throws -> PieceOutcome {
         defer { cache.discard(piece) }
-        precondition(count > 0 && offset >= 0 && offset + count <= total, "a piece lies inside its declared length")
+        guard count > 0, offset >= 0, offset + count <= total else {
+            throw ProviderError.local("a piece of \(count) bytes at \(offset) does not lie inside \(total) bytes")
+        }
         let key = UploadStaging.key(path: path, principal: conditions.principal)
         return try await stagingLock(key).withLock {
             let current = try await currentFile(at: path)
@@ -63,8 +72,10 @@ extension Provider {
             if let upload {
                 staged = upload
             } else {
+                if offset > 0 && current == nil { throw ProviderError.stagedUploadMissing }
+                if let free = cache.freeBytes(), total > free { throw ProviderError.localNoSpace }
                 staged = try await beginStaging(key, path: path, principal: conditions.principal, total: total,
-                                                over: current, wholly: offset == 0 && count == total)
+                                                over: offset > 0 ? current : nil, basis: current?.etag)
             }
             let part = staging.partFile(key)
             try await blocking {
@@ -74,7 +85,7 @@ extension Provider {
                 guard fsync(target) == 0 else { throw ProviderError.local("cannot sync a staged upload: \(String(cString: strerror(errno)))") }
             }
             staged.add(offset...(offset + count - 1))
-            try staging.save(staged, key: key)
+            try await staging.save(staged, key: key)
             guard staged.isComplete else { return .staged(staged) }
             return .written(try await commitStaged(staged, key: key, conditions: conditions))
         }
@@ -99,7 +110,7 @@ extension Provider {
                     throw ProviderError.local("cannot stage: \(String(cString: strerror(errno)))")
                 }
                 staged.add(0...(count - 1))
-                try staging.save(staged, key: key)
+                try await staging.save(staged, key: key)
             }
             return true
         } catch {
@@ -109,9 +120,19 @@ extension Provider {
     }
 
     /// The upload `principal` has staged for `path`, if any (a client that
-    /// resumes asks how far it got).
+    /// resumes asks how far it got). Free when nothing is staged.
     public func stagedUpload(at path: ItemPath, principal: String) -> StagedUpload? {
-        staging.load(UploadStaging.key(path: path, principal: principal))
+        guard !staging.isEmpty else { return nil }
+        return staging.load(UploadStaging.key(path: path, principal: principal))
+    }
+
+    /// Drops what `principal` staged for `path`: their whole PUT, DELETE
+    /// or MOVE of it made the pieces moot. Free when nothing is staged.
+    public func dropStagedUpload(at path: ItemPath, principal: String) async {
+        guard !staging.isEmpty else { return }
+        let key = UploadStaging.key(path: path, principal: principal)
+        guard staging.contains(key) else { return }
+        _ = try? await stagingLock(key).withLock { staging.remove(key) }
     }
 
     /// Removes staged uploads nobody added to for `uploadExpiry`, each
@@ -173,15 +194,15 @@ extension Provider {
         return current
     }
 
-    /// A new staged upload: an empty part file, or, when a file is there
-    /// and the piece does not replace it wholly, that file's first `total`
-    /// bytes (fetched first when not cached), counted as received.
-    private func beginStaging(_ key: String, path: ItemPath, principal: String, total: Int64, over current: Item?,
-                              wholly: Bool) async throws -> StagedUpload {
-        var staged = StagedUpload(path: path, principal: principal, total: total, basis: current?.etag)
+    /// A new staged upload: an empty part file, or, over a file it
+    /// patches, that file's first `total` bytes (fetched first when not
+    /// cached), counted as received.
+    private func beginStaging(_ key: String, path: ItemPath, principal: String, total: Int64, over patched: Item?,
+                              basis: String?) async throws -> StagedUpload {
+        var staged = StagedUpload(path: path, principal: principal, total: total, basis: basis)
         let part = staging.partFile(key)
         var base: (item: Item, file: URL)?
-        if let current, !wholly, current.size > 0 { base = try await contents(of: current, at: path) }
+        if let patched, patched.size > 0 { base = try await contents(of: patched, at: path) }
         let length = min(base?.item.size ?? 0, total)
         try await blocking { [base] in
             let target = try openFile(part.path, O_WRONLY | O_CREAT | O_TRUNC)

@@ -39,18 +39,12 @@ extension Provider {
     }
 
     /// The conflict copies beside the file at `path`: files in its folder
-    /// that `keepBoth` marked as conflicting with its name (a name that
-    /// merely looks like one is not).
+    /// in the conflict state that `keepBoth` marked as conflicting with its
+    /// name (a name that merely looks like one is not). Once edited, a copy
+    /// is a file of its own and no longer listed here.
     func conflictCopies(of path: ItemPath) async throws -> [Item] {
         guard let name = path.last, let folder = try await item(at: Array(path.dropLast())), folder.isFolder else { return [] }
-        var candidates: [Item] = []
-        var after: String?
-        while true {
-            let page = try await children(of: folder, after: after)
-            candidates += page.filter { !$0.isFolder && Self.conflictOriginal(ofName: $0.name) != nil }
-            guard page.count == 500, let last = page.last else { break }
-            after = last.name
-        }
+        let candidates = try await index.conflictCopies(in: folder.id)
         guard !candidates.isEmpty else { return [] }
         let marker = Self.conflictMarker(of: name)
         let properties = try await index.deadProperties(of: candidates.map(\.id))

@@ -29,6 +29,9 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
     case stagedUploadStale
     /// A partial write's start lies beyond the file's end (416).
     case rangeNotSatisfiable(size: Int64)
+    /// A piece past byte 0 of an upload nothing of which is here, over no
+    /// file to patch (416): the upload expired, or never began.
+    case stagedUploadMissing
 
     public var description: String {
         switch self {
@@ -48,6 +51,8 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .stagedUploadStale:
             "the file changed since this upload's first piece; the pieces received were discarded, send the file again from byte 0"
         case .rangeNotSatisfiable(let size): "the range starts beyond the end of the file, which holds \(size) bytes"
+        case .stagedUploadMissing:
+            "nothing of this upload is here (it expired, or never began); send the file from byte 0"
         }
     }
 }

@@ -127,19 +127,27 @@ import Testing
         #expect(try s.assemble(folder).bytes == Self.text("AAAbbc"))
     }
 
-    @Test("numbered chunks join in their numbers' order: 1, 2, 10, not 1, 10, 2")
+    @Test("numbered chunks join in their numbers' order: 1, 2, ... 10, not 1, 10, 2; a missing or doubled number is refused")
     func numbered() throws {
         let s = try Scratch()
         defer { s.cleanUp() }
-        let folder = try s.upload([("10", Self.text("c")), ("1", Self.text("a")), ("2", Self.text("b"))])
+        let letters = Array("abcdefghij")
+        let folder = try s.upload((1...10).reversed().map { (String($0), Self.text(String(letters[$0 - 1]))) })
         let joined = try s.assemble(folder)
-        #expect(joined.bytes == Self.text("abc"))
-        #expect(joined.count == 3)
-        #expect(joined.sha1 == "a9993e364706816aba3e25717850c26c9cd0d89d", "FIPS 180's SHA-1 of abc")
+        #expect(joined.bytes == Self.text("abcdefghij"))
+        #expect(joined.count == 10)
 
-        let padded = try s.upload([("00010", Self.text("dog")), ("00002", Self.text("quick ")), ("00001", Self.text("the ")),
-                                   ("00009", Self.text("lazy "))])
+        let abc = try s.upload([("3", Self.text("c")), ("1", Self.text("a")), ("2", Self.text("b"))], id: "abc")
+        #expect(try s.assemble(abc).sha1 == "a9993e364706816aba3e25717850c26c9cd0d89d", "FIPS 180's SHA-1 of abc")
+
+        let padded = try s.upload([("00003", Self.text("lazy ")), ("00002", Self.text("quick ")), ("00001", Self.text("the ")),
+                                   ("00004", Self.text("dog"))], id: "padded")
         #expect(try s.assemble(padded).bytes == Self.text("the quick lazy dog"))
+
+        let gap = try s.upload([("1", Self.text("a")), ("2", Self.text("b")), ("4", Self.text("d"))], id: "gap")
+        #expect(throws: ChunkFolders.NotWhole.self) { try s.assemble(gap) }
+        let doubled = try s.upload([("1", Self.text("a")), ("001", Self.text("A")), ("2", Self.text("b"))], id: "doubled")
+        #expect(throws: ChunkFolders.NotWhole.self) { try s.assemble(doubled) }
     }
 
     @Test("offset-named chunks sent in any order tile the file from byte 0; the SHA-1 is the joined bytes'")
@@ -204,7 +212,7 @@ import Testing
         #expect(s.folders.exists(used), "a chunk just added counts as use")
     }
 
-    @Test("making a folder sweeps expired ones, at most every ten minutes")
+    @Test("a sweep removes expired folders, at most every ten minutes")
     func sweep() throws {
         let s = try Scratch(expiry: 3600)
         defer { s.cleanUp() }
@@ -216,9 +224,11 @@ import Testing
         }
         let first = try abandoned("first")
         let made = try s.upload([], id: "made")
-        #expect(!s.folders.exists(first), "the first folder made sweeps")
+        s.folders.sweepIfDue()
+        #expect(!s.folders.exists(first), "the first use sweeps")
         let second = try abandoned("second")
         let again = try s.upload([], id: "again")
+        s.folders.sweepIfDue()
         #expect(s.folders.exists(second), "not again within ten minutes")
         s.folders.sweepIfDue(now: Date().addingTimeInterval(601))
         #expect(!s.folders.exists(second))

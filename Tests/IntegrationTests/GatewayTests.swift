@@ -99,12 +99,12 @@ struct GatewayTests {
             #expect(listing.text.contains("/files/outside.txt"))
             // PROPFIND never copies content: nothing is in the cache yet.
             let cache = server.state.appendingPathComponent("cache/files")
-            let cachedBefore = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { $0 != "tmp" && $0 != "outbox" }
+            let cachedBefore = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { !["tmp", "outbox", "uploads"].contains($0) }
             #expect(cachedBefore.isEmpty)
 
             let first = try await client.send("GET", "/files/outside.txt")
             #expect(first.text == "from upstream")
-            let cachedAfter = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { $0 != "tmp" && $0 != "outbox" }
+            let cachedAfter = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { !["tmp", "outbox", "uploads"].contains($0) }
             #expect(cachedAfter.count == 1, "the first GET materializes the file into the cache, named by item id")
 
             try "changed upstream!".write(to: upstream.appendingPathComponent("outside.txt"), atomically: true, encoding: .utf8)

@@ -78,15 +78,15 @@ struct StagedUploadTests {
         let bytes = randomBytes(2_500_000)
         let path: ItemPath = ["big.bin"]
 
-        let first = try #require(try await piece(f.provider, bytes[1_000_000...], at: 1_000_000, total: bytes.count, path: path).staged)
-        #expect(first.offset == 0, "nothing from byte 0 yet")
-        #expect(first.received == ByteRanges([1_000_000...2_499_999]))
+        // An upload begins at byte 0; past that, pieces come in any order.
+        let first = try #require(try await piece(f.provider, bytes[..<400_000], at: 0, total: bytes.count, path: path).staged)
+        #expect(first.offset == 400_000)
         #expect(try await f.provider.item(at: path) == nil)
         #expect(!FileManager.default.fileExists(atPath: f.upstream.appendingPathComponent("big.bin").path))
 
-        let second = try #require(try await piece(f.provider, bytes[..<400_000], at: 0, total: bytes.count, path: path).staged)
-        #expect(second.offset == 400_000)
-        #expect(second.received.byteCount == 1_900_000)
+        let second = try #require(try await piece(f.provider, bytes[1_000_000...], at: 1_000_000, total: bytes.count, path: path).staged)
+        #expect(second.offset == 400_000, "a gap after byte 400,000")
+        #expect(second.received == ByteRanges([0...399_999, 1_000_000...2_499_999]))
         #expect(f.provider.stagedUpload(at: path, principal: "alice") == second)
         #expect(try await f.provider.item(at: path) == nil)
 
@@ -113,14 +113,39 @@ struct StagedUploadTests {
         let expected = String(old.prefix(10)) + "ABCDEFGHIJ" + String(old.dropFirst(20))
         #expect(try await served(f, ["a.txt"]) == expected)
 
-        let truncated = try #require(try await piece(f, "xyz", at: 0, total: 50, path: ["b.txt"]).written)
+        let truncated = try #require(try await piece(f, "xyz", at: 3, total: 50, path: ["b.txt"]).written)
         #expect(truncated.item.size == 50)
-        #expect(try await served(f, ["b.txt"]) == "xyz" + String(old.dropFirst(3).prefix(47)))
+        let shorter = String(old.prefix(3)) + "xyz" + String(old.dropFirst(6).prefix(44))
+        #expect(try await served(f, ["b.txt"]) == shorter)
 
         try await f.provider.flushAllUploads()
         #expect(try upstreamText(f, "a.txt") == expected)
-        #expect(try upstreamText(f, "b.txt") == "xyz" + String(old.dropFirst(3).prefix(47)))
+        #expect(try upstreamText(f, "b.txt") == shorter)
         #expect(try leftovers(f, in: "uploads").isEmpty)
+    }
+
+    @Test("an upload from byte 0 over an existing file is new content: the old stays whole until the last piece")
+    func newContentOverExisting() async throws {
+        let f = try fixture()
+        defer { f.cleanUp() }
+        let old = String(repeating: "o", count: 100)
+        _ = try await f.put(old, at: ["a.txt"])
+        let staged = try #require(try await piece(f, String(repeating: "n", count: 40), at: 0, total: 100, path: ["a.txt"]).staged)
+        #expect(staged.offset == 40, "the old bytes do not count")
+        #expect(try await served(f, ["a.txt"]) == old)
+        _ = try #require(try await piece(f, String(repeating: "N", count: 60), at: 40, total: 100, path: ["a.txt"]).written)
+        #expect(try upstreamText(f, "a.txt") == String(repeating: "n", count: 40) + String(repeating: "N", count: 60))
+    }
+
+    @Test("a first piece past byte 0 over nothing is refused, and nothing is staged")
+    func pieceOfNothing() async throws {
+        let f = try fixture()
+        defer { f.cleanUp() }
+        await #expect(throws: ProviderError.stagedUploadMissing) {
+            _ = try await piece(f, "tail", at: 10, total: 14, path: ["new.txt"])
+        }
+        #expect(f.provider.stagedUpload(at: ["new.txt"], principal: "alice") == nil)
+        #expect(try leftovers(f, in: "uploads").isEmpty && leftovers(f, in: "tmp").isEmpty)
     }
 
     @Test("an upload longer than the existing file keeps the old content at the path until the gap past its end is filled",
@@ -207,9 +232,9 @@ struct StagedUploadTests {
         let f = try fixture()
         defer { f.cleanUp() }
         _ = try #require(try await piece(f, "AAAAA", at: 0, total: 10, path: ["a.txt"]).staged)
-        let restarted = try #require(try await piece(f, "bbb", at: 3, total: 6, path: ["a.txt"]).staged)
-        #expect(restarted.total == 6 && restarted.received == ByteRanges([3...5]))
-        _ = try #require(try await piece(f, "aaa", at: 0, total: 6, path: ["a.txt"]).written)
+        let restarted = try #require(try await piece(f, "aaa", at: 0, total: 6, path: ["a.txt"]).staged)
+        #expect(restarted.total == 6 && restarted.received == ByteRanges([0...2]))
+        _ = try #require(try await piece(f, "bbb", at: 3, total: 6, path: ["a.txt"]).written)
         #expect(try upstreamText(f, "a.txt") == "aaabbb")
     }
 
@@ -219,15 +244,15 @@ struct StagedUploadTests {
         defer { f.cleanUp() }
         let bob = WriteConditions(principal: "bob")
         _ = try #require(try await piece(f, "alice", at: 0, total: 10, path: ["a.txt"]).staged)
-        _ = try #require(try await piece(f, "BOB!!", at: 5, total: 10, path: ["a.txt"], conditions: bob).staged)
+        _ = try #require(try await piece(f, "BOB!!", at: 0, total: 10, path: ["a.txt"], conditions: bob).staged)
         #expect(f.provider.stagedUpload(at: ["a.txt"], principal: "alice")?.received == ByteRanges([0...4]))
-        #expect(f.provider.stagedUpload(at: ["a.txt"], principal: "bob")?.received == ByteRanges([5...9]))
-        #expect(try await f.provider.item(at: ["a.txt"]) == nil, "neither is complete, though together they cover the file")
+        #expect(f.provider.stagedUpload(at: ["a.txt"], principal: "bob")?.received == ByteRanges([0...4]))
+        #expect(try await f.provider.item(at: ["a.txt"]) == nil, "neither is complete")
 
         _ = try #require(try await piece(f, "-ALIC", at: 5, total: 10, path: ["a.txt"]).written)
         #expect(try upstreamText(f, "a.txt") == "alice-ALIC")
         await #expect(throws: ProviderError.stagedUploadStale) {
-            _ = try await piece(f, "bob..", at: 0, total: 10, path: ["a.txt"], conditions: bob)
+            _ = try await piece(f, "bob..", at: 5, total: 10, path: ["a.txt"], conditions: bob)
         }
         #expect(try upstreamText(f, "a.txt") == "alice-ALIC")
         #expect(try leftovers(f, in: "uploads").isEmpty)
@@ -241,12 +266,14 @@ struct StagedUploadTests {
         for round in 0..<12 {
             let bytes = randomBytes(200_000)
             let path: ItemPath = ["round-\(round).bin"]
-            async let head = piece(provider, bytes[..<100_000], at: 0, total: bytes.count, path: path)
+            // The upload begins at byte 0; its other two pieces race.
+            _ = try #require(try await piece(provider, bytes[..<50_000], at: 0, total: bytes.count, path: path).staged)
+            async let middle = piece(provider, bytes[50_000..<100_000], at: 50_000, total: bytes.count, path: path)
             async let tail = piece(provider, bytes[100_000...], at: 100_000, total: bytes.count, path: path)
-            let outcomes = try await [head, tail]
+            let outcomes = try await [middle, tail]
             #expect(outcomes.filter { $0.written != nil }.count == 1, "round \(round): one of them completes the upload")
             #expect(outcomes.compactMap(\.staged).map(\.received) == [ByteRanges([0...99_999])]
-                        || outcomes.compactMap(\.staged).map(\.received) == [ByteRanges([100_000...199_999])])
+                        || outcomes.compactMap(\.staged).map(\.received) == [ByteRanges([0...49_999, 100_000...199_999])])
             try await provider.flushAllUploads()
             #expect(try upstreamBytes(f, "round-\(round).bin") == Data(bytes), "round \(round)")
         }
@@ -346,7 +373,7 @@ struct StagedUploadTests {
         let key = UploadStaging.key(path: ["idle.txt"], principal: "alice")
         var idle = try #require(f.provider.staging.load(key))
         idle.updated = Date().addingTimeInterval(-7200)
-        try f.provider.staging.save(idle, key: key)
+        try await f.provider.staging.save(idle, key: key)
         // A part file whose record a crash lost, as old.
         let orphan = f.provider.staging.folder.appendingPathComponent("0123456789abcdef0123456789abcdef.part")
         try Data("lost".utf8).write(to: orphan)

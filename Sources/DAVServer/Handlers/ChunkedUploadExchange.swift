@@ -33,6 +33,12 @@ struct ChunkedUploadExchange {
             throw DAVError(.notFound, "this server keeps no chunked uploads; send the file with one PUT")
         }
         if request.method == .options { return ServiceView.options(allowing: Self.allowed) }
+        try? await blocking { store.sweepIfDue() }
+        // Disk on the gateway is for those who may write somewhere.
+        if ["MKCOL", "PUT"].contains(request.method.rawValue),
+           !settings.domains.keys.contains(where: { settings.permission(of: user, in: $0) == .readWrite }) {
+            throw DAVError(.forbidden, "\(user) may write in no domain, so has no uploads")
+        }
         guard let id = target.first else {
             guard request.method.rawValue == "PROPFIND" else { throw notAllowed("the uploads folder itself") }
             return ServiceView.multistatus(ServiceView.collection(here, displayName: "uploads"))
@@ -42,7 +48,7 @@ struct ChunkedUploadExchange {
         let member = target.count == 2 ? target[1] : nil
         switch (request.method.rawValue, member) {
         case ("MKCOL", nil):
-            guard try store.create(folder) else { throw DAVError(.methodNotAllowed, "the upload \(id) exists; DELETE it to start again") }
+            guard try await blocking({ try store.create(folder) }) else { throw DAVError(.methodNotAllowed, "the upload \(id) exists; DELETE it to start again") }
             return DAVExchange.response(.created)
         case ("PUT", let name?):
             return try await putChunk(name, store: store, folder: folder)
@@ -55,7 +61,7 @@ struct ChunkedUploadExchange {
                     throw DAVError(.notFound, "no chunk \(name) in the upload \(id)")
                 }
             } else {
-                store.remove(folder)
+                try await blocking { store.remove(folder) }
             }
             return DAVExchange.response(.noContent)
         case ("MOVE", ".file"?):
@@ -122,18 +128,18 @@ struct ChunkedUploadExchange {
         return ServiceView.multistatus(body)
     }
 
-    /// `MOVE .file`: the destination's checks as a PUT's, then the chunks
-    /// joined into one file and written; the upload folder goes once the
-    /// write is acknowledged.
+    /// `MOVE .file`: the destination's checks as a PUT's, then the folder
+    /// claimed (`ChunkFolders.claim`), its chunks joined into one file and
+    /// written; the folder goes once the write is acknowledged, and comes
+    /// back when nothing was stored.
     private func assemble(store: ChunkFolders, folder: URL) async throws -> Response {
         guard store.exists(folder) else { throw DAVError(.notFound, "no upload \(target[0]); it finished, was deleted, or expired") }
         let destination = try ServiceView.destination(of: request, usage: "the file's URL")
-        var path = destination, mount = ""
-        if let nextcloud = NextcloudPath(destination), case .files(let owner, let rest) = nextcloud {
-            guard owner == user else { throw DAVError(.forbidden, "the Destination is in the files of \(owner.debugDescription)") }
-            path = rest
-            mount = NextcloudPath.filesMount(of: owner)
+        if case .files(let owner, _)? = NextcloudPath(destination), owner != user {
+            throw DAVError(.forbidden, "the Destination is in the files of \(owner.debugDescription)")
         }
+        let path = NextcloudPath.unmounted(destination, user: user)
+        let mount = path == destination ? "" : NextcloudPath.filesMount(of: user)
         let (domain, provider, permission) = try ServiceView.domain(path.segments, settings: settings, user: user,
                                                                     usage: "/remote.php/dav/files/\(user)/DOMAIN/PATH")
         guard permission == .readWrite else { throw DAVError(.forbidden, "\(user) may only read in \(domain)") }
@@ -142,35 +148,44 @@ struct ChunkedUploadExchange {
         }
         let exchange = DAVExchange(request: request, context: context, settings: settings, user: user, path: path,
                                    trailingSlash: false, provider: provider, permission: permission, mount: mount)
-        let plan = try await exchange.planWrite(method: "MOVE")
+        var plan = try await exchange.planWrite(method: "MOVE")
         let overwrite: Bool
         do {
             overwrite = try Overwrite.parse(request.headers[.init("Overwrite")!])
         } catch {
             throw DAVError.badRequest("invalid Overwrite header; use T or F")
         }
-        if !overwrite, plan.existing != nil { throw DAVError(.preconditionFailed, "the destination exists and Overwrite is F") }
+        if !overwrite {
+            if plan.existing != nil { throw DAVError(.preconditionFailed, "the destination exists and Overwrite is F") }
+            // Still nothing there when the write commits.
+            plan.conditions.judgedAgainst = .absent
+        }
+        guard let claimed = store.claim(folder) else {
+            throw DAVError(.notFound, "no upload \(target[0]); another MOVE is joining it, or it finished")
+        }
         let started = ContinuousClock.now
         let file = provider.newWriteFile()
-        let joined: (count: Int64, sha1: String)
+        let chunks = store.chunks(in: claimed).count
+        let response: Response
+        var bytes: Int64 = 0
         do {
-            joined = try await blocking { try store.assemble(folder, into: file) }
-        } catch let error as ChunkFolders.NotWhole {
-            provider.discardWrite(file)
-            throw DAVError.badRequest("the chunks do not make one file: \(error); nothing was stored")
+            let joined = try await blocking { try store.assemble(claimed, into: file) }
+            bytes = joined.count
+            if let total = request.headers[.init("OC-Total-Length")!].flatMap(Int64.init), total != joined.count {
+                throw DAVError.badRequest("the chunks hold \(joined.count) bytes but OC-Total-Length says \(total); nothing was stored")
+            }
+            response = try await exchange.commitWrite(file, BodyFileWriter.Written(count: joined.count, sha1: joined.sha1), plan)
         } catch {
             provider.discardWrite(file)
+            try? await blocking { store.release(claimed, to: folder) }
+            if let error = error as? ChunkFolders.NotWhole {
+                throw DAVError.badRequest("the chunks do not make one file: \(error); nothing was stored")
+            }
             throw error
         }
-        if let total = request.headers[.init("OC-Total-Length")!].flatMap(Int64.init), total != joined.count {
-            provider.discardWrite(file)
-            throw DAVError.badRequest("the chunks hold \(joined.count) bytes but OC-Total-Length says \(total); nothing was stored")
-        }
-        let chunks = store.chunks(in: folder).count
-        let response = try await exchange.commitWrite(file, BodyFileWriter.Written(count: joined.count, sha1: joined.sha1), plan)
-        store.remove(folder)
+        try? await blocking { store.remove(claimed) }
         logTransfer(context, "MOVE", exchange.href(exchange.itemPath, isFolder: false) + " from \(chunks) chunks",
-                    bytes: joined.count, since: started)
+                    bytes: bytes, since: started)
         return response
     }
 }

@@ -24,12 +24,14 @@ extension DAVExchange {
         do {
             body = try await BodyFileWriter.write(request.body, to: file, keepingPartial: true)
         } catch let cut as BodyFileWriter.Cut {
-            if cut.received <= piece.count {
-                _ = try? await provider.writePiece(file, count: cut.received, at: piece.first, total: piece.total,
-                                                   path: itemPath, conditions: conditions)
-            } else {
+            guard cut.received <= piece.count else {
                 provider.discardWrite(file)
+                throw DAVError.badRequest("the body ran past the \(piece.count) bytes of its Content-Range; nothing was stored")
             }
+            // What arrived is a piece of its own; it may even complete the upload.
+            let outcome = try await provider.writePiece(file, count: cut.received, at: piece.first, total: piece.total,
+                                                        path: itemPath, conditions: conditions)
+            if case .written(let written) = outcome { return answer(written, ownCloud: ownCloud) }
             throw DAVError(.badRequest, "the request body ended after \(cut.received) of \(piece.count) bytes (\(cut.cause)); those were kept, HEAD tells the offset to resume from")
         } catch {
             provider.discardWrite(file)
@@ -62,14 +64,16 @@ extension DAVExchange {
     func head() async throws -> Response {
         let staged = provider.flatMap { itemPath.isEmpty ? nil : $0.stagedUpload(at: itemPath, principal: user) }
         guard let staged else { return try await get(includeBody: false) }
+        func tell(_ fields: inout HTTPFields) {
+            fields[Self.uploadOffset] = String(staged.offset)
+            fields[Self.uploadLength] = String(staged.total)
+        }
         do {
             var response = try await get(includeBody: false)
-            response.headers[Self.uploadOffset] = String(staged.offset)
-            response.headers[Self.uploadLength] = String(staged.total)
+            tell(&response.headers)
             return response
         } catch var error as DAVError {
-            error.headers[Self.uploadOffset] = String(staged.offset)
-            error.headers[Self.uploadLength] = String(staged.total)
+            tell(&error.headers)
             throw error
         }
     }
@@ -128,7 +132,9 @@ extension DAVExchange {
             provider.discardWrite(file)
             throw DAVError.badRequest("PATCH with an empty body changes nothing")
         }
+        let started = ContinuousClock.now
         let outcome = try await provider.patch(file, count: body.count, at: position, path: itemPath, conditions: conditions)
+        logTransfer(context, "PATCH", path.href(collection: false), bytes: body.count, since: started)
         ServerMetrics.bytesReceived.increment(by: body.count)
         return answer(outcome, ownCloud: ownCloud)
     }

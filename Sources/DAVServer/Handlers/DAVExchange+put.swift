@@ -13,7 +13,7 @@ extension DAVExchange {
         let provider: Provider
         /// What the path holds now, as the index knows it.
         let existing: Item?
-        let conditions: WriteConditions
+        var conditions: WriteConditions
         let ownCloud: OwnCloudPut
     }
 
@@ -61,6 +61,8 @@ extension DAVExchange {
             throw DAVError.badRequest("received \(body.count) bytes but X-Expected-Entity-Length announced \(expected); nothing was stored")
         }
         let response = try await commitWrite(file, body, plan)
+        // A whole PUT makes the user's unfinished pieces of this path moot.
+        await provider.dropStagedUpload(at: itemPath, principal: user)
         logTransfer(context, "PUT", path.href(collection: false), bytes: body.count, since: started)
         ServerMetrics.bytesReceived.increment(by: body.count)
         return response

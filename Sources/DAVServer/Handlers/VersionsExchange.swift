@@ -29,9 +29,7 @@ struct VersionsExchange {
 
     func respond() async throws -> Response {
         let (domain, provider, permission) = try ServiceView.domain(target, settings: settings, user: user, usage: "/.davgate/versions/DOMAIN/PATH")
-        guard provider.versionPolicy != nil else {
-            throw DAVError(.notFound, "the domain \(domain) keeps no versions (versions_keep = 0)")
-        }
+        // A domain that keeps no versions still lists a file's conflict copies.
         let (path, version) = try await split(Array(target.dropFirst()), provider)
         guard !path.isEmpty else { throw DAVError(.notFound, "name a file: /.davgate/versions/\(domain)/PATH") }
         let method = request.method.rawValue

@@ -14,8 +14,8 @@ import Glibc
 /// chunk under the chunk's own name, which must be a number (Nextcloud's
 /// chunking v2) or `FIRST-LAST` byte offsets (rclone's). Each chunk is
 /// fsynced before its PUT is answered. Folders nobody added to for
-/// `expiry` are removed, checked at most every ten minutes when an upload
-/// folder is made.
+/// `expiry` are removed, looked for at most every ten minutes when the
+/// uploads tree is used.
 public final class ChunkFolders: Sendable {
     public let root: URL
     public let expiry: TimeInterval
@@ -37,9 +37,8 @@ public final class ChunkFolders: Sendable {
         return lstat(folder.path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// Makes the folder; false when it exists.
+    /// Makes the folder; false when it exists. Blocking.
     func create(_ folder: URL) throws -> Bool {
-        sweepIfDue()
         guard mkdir(folder.path, 0o700) == 0 else {
             if errno == EEXIST { return false }
             throw ProviderError.local("cannot make an upload folder: \(String(cString: strerror(errno)))")
@@ -79,8 +78,27 @@ public final class ChunkFolders: Sendable {
         return replaced
     }
 
+    /// Blocking (a folder of gigabytes).
     func remove(_ folder: URL) {
         try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Takes the folder for the one `MOVE .file` that joins it: renamed
+    /// aside, so a chunk sent meanwhile or a second MOVE finds no upload
+    /// rather than having its bytes dropped with the folder. Nil when the
+    /// folder is not there (joined, being joined, deleted or expired).
+    func claim(_ folder: URL) -> URL? {
+        let claimed = URL(fileURLWithPath: folder.path + ".joining-" + UUID().uuidString, isDirectory: true)
+        guard rename(folder.path, claimed.path) == 0 else { return nil }
+        // Its expiry counts from now: a rename leaves the folder's time.
+        utimes(claimed.path, nil)
+        return claimed
+    }
+
+    /// Gives a claimed folder back after a MOVE that stored nothing, so
+    /// the client can send what was missing and MOVE again.
+    func release(_ claimed: URL, to folder: URL) {
+        if rename(claimed.path, folder.path) != 0 { remove(claimed) }
     }
 
     /// Why a folder's chunks do not make one file.
@@ -138,7 +156,14 @@ public final class ChunkFolders: Sendable {
             return (first, last)
         }
         if spans.allSatisfy({ $0 == nil }) {
-            return chunks.sorted { Int64($0.name)! < Int64($1.name)! }
+            // Numbered: one chunk per number, none missing.
+            let numbered = chunks.map { (chunk: $0, number: Int64($0.name)!) }.sorted { $0.number < $1.number }
+            for (previous, next) in zip(numbered, numbered.dropFirst()) where next.number != previous.number + 1 {
+                throw NotWhole(description: next.number == previous.number
+                               ? "the chunks \(previous.chunk.name) and \(next.chunk.name) have the same number"
+                               : "the chunks numbered \(previous.number + 1) to \(next.number - 1) were never uploaded")
+            }
+            return numbered.map(\.chunk)
         }
         guard spans.allSatisfy({ $0 != nil }) else { throw NotWhole(description: "numbered and offset-named chunks are mixed") }
         let sorted = zip(chunks, spans.map { $0! }).sorted { $0.1.first < $1.1.first }

@@ -9,12 +9,14 @@ extension DAVExchange {
     /// submitted; throws 412 when the header is false, 400 when malformed.
     func evaluateIfHeader() async throws -> Set<String> {
         guard let raw = headers[.init("If")!] else { return [] }
-        let header: IfHeader
+        var header: IfHeader
         do {
             header = try IfHeader.parse(raw)
         } catch {
             throw DAVError.badRequest("malformed If header: \(raw)")
         }
+        // Tagged in Nextcloud's tree, the resources are named with its prefix.
+        for index in header.lists.indices { header.lists[index].resource = header.lists[index].resource.map(unmounted) }
         var states: [DAVPath: ResourceState] = [:]
         for resource in Set(header.lists.map { $0.resource ?? path }) {
             states[resource] = try await state(of: resource)

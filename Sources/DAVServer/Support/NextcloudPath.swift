@@ -28,6 +28,14 @@ enum NextcloudPath: Equatable {
         }
     }
 
+    /// A path on this server as `user` names it: in their files tree, the
+    /// path it stands for; any other (another user's tree included, which
+    /// then names nothing of theirs) as it is.
+    static func unmounted(_ path: DAVPath, user: String) -> DAVPath {
+        guard case .files(let owner, let rest)? = NextcloudPath(path), owner == user else { return path }
+        return rest
+    }
+
     /// The encoded href prefix of a user's files tree.
     static func filesMount(of user: String) -> String {
         DAVPath(segments: prefix + ["files", user]).href(collection: false)

@@ -39,7 +39,7 @@ enum ServiceView {
     /// The request's Destination on this server.
     /// - Parameter usage: what a missing header's answer suggests.
     static func destination(of request: Request, usage: String) throws -> DAVPath {
-        guard let raw = request.headers[.init("Destination")!] else { throw DAVError.badRequest("a restore needs a Destination: \(usage)") }
+        guard let raw = request.headers[.init("Destination")!] else { throw DAVError.badRequest("\(request.method.rawValue) needs a Destination: \(usage)") }
         switch try? Destination.parse(raw, requestHost: request.head.authority) {
         case .local(let path, _)?: return path
         case .foreign?: throw DAVError(.badGateway, "Destination \(raw) is on another server")

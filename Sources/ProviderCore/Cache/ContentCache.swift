@@ -198,8 +198,7 @@ struct ContentCache: Sendable {
         var bytes: Int64 = 0, files = 0
         // An outbox file and the cache file of a dirty item are one inode.
         var seen = Set<UInt>()
-        for folder in [folder, folder.appendingPathComponent("tmp"), folder.appendingPathComponent("outbox"),
-                       folder.appendingPathComponent("uploads")] {
+        for folder in [folder, folder.appendingPathComponent("tmp"), folder.appendingPathComponent("outbox")] {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
                 var st = stat()
                 guard lstat(folder.appendingPathComponent(name).path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,

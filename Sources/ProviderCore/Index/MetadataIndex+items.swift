@@ -68,6 +68,15 @@ extension MetadataIndex {
         }
     }
 
+    /// The conflict copies in a folder (`Provider.keepBoth` stores them in
+    /// the conflict state), from the state's index rather than a listing.
+    func conflictCopies(in folder: Int64) async throws -> [Item] {
+        try lookup { db in
+            try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND state = ?"),
+                             arguments: [folder, StoredState.conflict.rawValue]).map(Item.init(row:))
+        }
+    }
+
     func child(of parent: Int64, named name: String) async throws -> Item? {
         try lookup { db in try Self.child(db, of: parent, named: name) }
     }

@@ -8,8 +8,9 @@ import Foundation
 ///
 /// Apache and lighttpd patch the file in place with each piece, so a reader
 /// sees half a file and the old content is gone before the new one is
-/// whole. Staging gives the same final bytes for the same requests, and a
-/// reader never sees them half done.
+/// whole, and a versioning server would keep a version a piece. An upload
+/// that starts at byte 0 is staged whole instead; one that starts past it
+/// over an existing file patches that file (`Provider.writePiece`).
 public struct StagedUpload: Codable, Sendable, Equatable {
     public var path: ItemPath
     /// Whose upload it is: another user's pieces never mix in.
