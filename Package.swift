@@ -177,7 +177,7 @@ let package = Package(
         .testTarget(
             name: "ProviderCoreTests",
             dependencies: [
-                "ProviderCore", "Upstreams",
+                "ProviderCore", "Upstreams", "DavgateTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -190,7 +190,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "DAVServerTests", dependencies: ["DAVServer"], swiftSettings: swiftSettings),
+        .testTarget(name: "DAVServerTests", dependencies: ["DAVServer", "DavgateTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "UsersTests", dependencies: ["Users"], swiftSettings: swiftSettings),
         .testTarget(name: "VaultTests", dependencies: ["Vault", "DavgateTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewaySetupTests", dependencies: ["GatewaySetup", "ProviderCore"], swiftSettings: swiftSettings),

@@ -1,3 +1,4 @@
+import DavgateTestSupport
 import Foundation
 import Testing
 @testable import DAVServer
@@ -55,18 +56,9 @@ import Testing
         String(format: "%015d-%015d", first, last)
     }
 
+    /// Random bytes (an empty array, failing the test, if /dev/urandom cannot be read).
     static func randomBytes(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            while initialized < count {
-                var word = generator.next()
-                for _ in 0..<min(8, count - initialized) {
-                    buffer[initialized] = UInt8(truncatingIfNeeded: word)
-                    word >>= 8
-                    initialized += 1
-                }
-            }
-        }
+        (try? randomData(count)).map { [UInt8]($0) } ?? []
     }
 
     /// SHA-1 computed by coreutils, independent of the code under test.

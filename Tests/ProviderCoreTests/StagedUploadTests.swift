@@ -1,3 +1,4 @@
+import DavgateTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 @testable import ProviderCore
@@ -56,18 +57,9 @@ struct StagedUploadTests {
         try FileManager.default.contentsOfDirectory(atPath: f.provider.cache.folder.appendingPathComponent(folder).path)
     }
 
+    /// Random bytes (an empty array, failing the test, if /dev/urandom cannot be read).
     private func randomBytes(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            while initialized < count {
-                var word = generator.next()
-                for _ in 0..<min(8, count - initialized) {
-                    buffer[initialized] = UInt8(truncatingIfNeeded: word)
-                    word >>= 8
-                    initialized += 1
-                }
-            }
-        }
+        (try? randomData(count)).map { [UInt8]($0) } ?? []
     }
 
     @Test("pieces sent out of order: nothing at the path until the last, then exactly the bytes, and nothing left staged", arguments: WriteMode.allCases)
