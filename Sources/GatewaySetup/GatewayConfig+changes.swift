@@ -96,6 +96,7 @@ extension DomainSettings {
         compare("trash_retention", \.trash?.retention, live: false)
         compare("trash_budget", \.trash?.budget, live: false)
         compare("versions_keep", \.versions.keep, live: false)
+        compare("versions_budget", \.versions.budget, live: false)
         return changes
     }
 }

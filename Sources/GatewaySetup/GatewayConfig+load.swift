@@ -212,7 +212,7 @@ private struct ConfigReader {
     }
 
     private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
-        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "refresh_interval", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "upload_parallelism", "mirror_locks", "credentials", "access_group", "upstream_ca", "users", "upstream_file_mode", "upstream_folder_mode", "trash", "trash_retention", "trash_budget", "versions_keep"] + S3Location.keys)
+        try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "refresh_interval", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "upload_parallelism", "mirror_locks", "credentials", "access_group", "upstream_ca", "users", "upstream_file_mode", "upstream_folder_mode", "trash", "trash_retention", "trash_budget", "versions_keep", "versions_budget"] + S3Location.keys)
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
             throw table.error("name", "expected 1-64 of letters, digits, '.', '_', '-', not starting with '.', got \"\(name)\"")
@@ -308,11 +308,15 @@ private struct ConfigReader {
         guard (0...1000).contains(versionsKeep) else {
             throw table.error("versions_keep", "expected 0 (keep no versions) to 1000 versions a file, got \(versionsKeep)")
         }
+        let versionsBudget = try table.size("versions_budget")
+        if versionsBudget != nil, versionsKeep == 0 {
+            throw table.error("versions_budget", "applies only when the domain keeps versions; remove it or set versions_keep above 0")
+        }
         return DomainSettings(name: name, upstream: upstream, listingTTL: ttl, revalidate: revalidate, folderETags: folderETags, keepLocal: keepLocal, cacheBudget: budget,
                               writeMode: writeMode, uploads: uploads, mirrorLocks: mirrorLocks, credentials: credentials,
                               accessGroup: group, upstreamCA: upstreamCA, users: users,
                               upstreamFileMode: fileMode, upstreamFolderMode: folderMode, upstreamLine: table.table.line(of: "upstream"),
-                              refreshInterval: refreshInterval, trash: trash, versions: VersionPolicy(keep: versionsKeep))
+                              refreshInterval: refreshInterval, trash: trash, versions: VersionPolicy(keep: versionsKeep, budget: versionsBudget))
     }
 
     /// The S3 keys of a domain whose upstream is `s3://...`.

@@ -154,7 +154,8 @@ public struct DomainSettings: Sendable {
     /// domain's trash upstream; nil (`trash = false`) destroys at once.
     public var trash: TrashPolicy?
     /// `versions_keep = 10` (default; 0 keeps none): how many earlier
-    /// contents of each file an overwrite keeps upstream.
+    /// contents of each file an overwrite keeps upstream; `versions_budget`
+    /// (default: no limit): how many bytes of them the domain keeps.
     public var versions: VersionPolicy
 
     public init(name: String, upstream: UpstreamLocation, listingTTL: Double, revalidate: Revalidation = .listing,

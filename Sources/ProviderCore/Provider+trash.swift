@@ -82,11 +82,8 @@ extension Provider {
         guard trashed else { return true }
         try await index.insertTrashEntry(entry, domain: domain)
         logger.info("moved to the trash", metadata: ["path": "\(Self.display(path))", "entry": "\(entry.name)", "bytes": "\(size)"])
-        if trashPolicy?.budget != nil, trashExpiryQueued.withLockedValue({ queued in defer { queued = true }; return !queued }) {
-            Task {
-                trashExpiryQueued.withLockedValue { $0 = false }
-                _ = try? await self.expireTrash()
-            }
+        if trashPolicy?.budget != nil {
+            runSoon(trashExpiryQueued) { [self] in _ = try? await self.expireTrash() }
         }
         return true
     }

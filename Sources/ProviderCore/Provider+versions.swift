@@ -165,8 +165,13 @@ extension Provider {
     /// Versions past `versions_keep`, oldest first, removed upstream.
     /// `earlier` are the versions there were before the one just kept (the
     /// listing that chose its name, newest first), so pruning lists nothing.
+    /// With a `versions_budget`, the domain's versions are then brought
+    /// within it, one pass at a time, after this write.
     private func pruneVersions(of path: ItemPath, earlier: [FileVersion]) async {
         guard let keep = versionPolicy?.keep else { return }
+        if versionPolicy?.budget != nil {
+            runSoon(versionsExpiryQueued) { [self] in _ = try? await self.expireVersions() }
+        }
         do {
             for version in earlier.dropFirst(max(0, keep - 1)) {
                 try await deleteVersion(of: path, id: version.id)
@@ -174,6 +179,57 @@ extension Provider {
         } catch {
             logger.warning("could not prune old versions", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
         }
+    }
+
+    /// Keeps the domain's versions within `versions_budget`: the oldest
+    /// purged first, but never a file's newest, which is the one an
+    /// accident most likely needs back (a budget smaller than those stays
+    /// exceeded, and says so). Walks `.davgate/versions/` upstream: another
+    /// gateway's versions count too.
+    /// - Returns: how many were purged.
+    @discardableResult
+    public func expireVersions() async throws -> Int {
+        guard let budget = versionPolicy?.budget, try await !upstreamIsDavgate() else { return 0 }
+        let stored = try await storedVersions()
+        var held = stored.reduce(Int64(0)) { $0 + $1.version.size }
+        guard held > budget else { return 0 }
+        var newest: [ItemPath: Date] = [:]
+        for (path, version) in stored { newest[path] = max(newest[path] ?? .distantPast, version.savedAt) }
+        var purged = 0
+        for (path, version) in stored.sorted(by: { $0.version.savedAt < $1.version.savedAt }) where held > budget {
+            guard version.savedAt < newest[path]! else { continue }
+            try await upstream { try await trashStore.delete(VersionLayout.path(of: version.id, for: path)) }
+            held -= version.size
+            purged += 1
+        }
+        logger.info("versions kept within versions_budget", metadata: [
+            "purged": "\(purged)", "bytes": "\(held)", "budget": "\(budget)",
+            "within": "\(held <= budget ? "yes" : "no: only files' newest versions are left")",
+        ])
+        return purged
+    }
+
+    /// Every stored version of the domain, with its file's path.
+    private func storedVersions() async throws -> [(path: ItemPath, version: FileVersion)] {
+        var found: [(path: ItemPath, version: FileVersion)] = []
+        var folders = [VersionLayout.folder]
+        while let folder = folders.popLast() {
+            let entries: [UpstreamEntry]
+            do {
+                entries = try await upstream { try await trashStore.list(folder) }
+            } catch ProviderError.upstream(.notFound), ProviderError.upstream(.conflict) {
+                continue
+            }
+            for entry in entries {
+                if entry.isFolder {
+                    folders.append(folder + [entry.name])
+                } else if let id = VersionLayout.id(ofName: entry.name), let millis = Double(id) {
+                    found.append((Array(folder.dropFirst(VersionLayout.folder.count)),
+                                  FileVersion(id: id, size: entry.size, savedAt: Date(timeIntervalSince1970: millis / 1000))))
+                }
+            }
+        }
+        return found
     }
 
     /// Runs `operation` with a free name for a new version of `path`, its

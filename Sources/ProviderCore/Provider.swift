@@ -33,6 +33,8 @@ public final class Provider: Sendable {
     let versionsKept = NIOLockedValueBox<Set<VersionKey>>([])
     /// A budget expiry is waiting to run (one at a time after a burst of DELETEs).
     let trashExpiryQueued = NIOLockedValueBox(false)
+    /// The same for `versions_budget`, after writes that kept versions.
+    let versionsExpiryQueued = NIOLockedValueBox(false)
     let index: MetadataIndex
     let cache: ContentCache
     /// Uploads arriving in pieces (`Provider+stagedUploads`), and the

@@ -125,4 +125,33 @@ struct DomainSettingsTests {
             "\(error)".contains("mirror_locks") && "\(error)".contains("WebDAV upstream")
         }
     }
+
+    @Test("trash and versions keys: defaults, sizes read, and a versions budget without versions refused")
+    func trashAndVersions() throws {
+        let folder = try TemporaryFolder()
+        let config = try GatewayConfig.load(from: try folder.config("""
+            [[domain]]
+            name = "kept"
+            upstream = "file:../var/upstream"
+            trash_budget = "2 GiB"
+            versions_keep = 3
+            versions_budget = "50 MiB"
+
+            [[domain]]
+            name = "plain"
+            upstream = "file:../var/other"
+            """))
+        #expect(config.domains[0].trash?.budget == 2 << 30)
+        #expect(config.domains[0].versions == VersionPolicy(keep: 3, budget: 50 << 20))
+        #expect(config.domains[1].versions == VersionPolicy(keep: 10, budget: nil), "ten versions a file, no budget, by default")
+        #expect(throws: ConfigError.self) {
+            try GatewayConfig.load(from: try folder.config("""
+                [[domain]]
+                name = "none"
+                upstream = "file:../var/upstream"
+                versions_keep = 0
+                versions_budget = "1 GiB"
+                """))
+        }
+    }
 }

@@ -146,4 +146,24 @@ struct VersionTests {
         #expect(!FileManager.default.fileExists(atPath: f.upstream.appendingPathComponent(copy).path))
         #expect(try await f.provider.versions(of: ["a.txt"]).allSatisfy { !$0.isConflictCopy })
     }
+
+    @Test("versions_budget purges the domain's oldest versions first and keeps each file's newest")
+    func budget() async throws {
+        let f = try Fixture(writeMode: .through, uploads: UploadPolicy(quietDelay: 3600), versions: VersionPolicy(keep: 10, budget: 25))
+        defer { f.cleanUp() }
+        try f.write("a-0000000", "a.txt")
+        try f.write("b-0000000", "b.txt")
+        _ = try await f.provider.item(at: ["a.txt"])
+        // Versions of 9 bytes each, oldest first: a-0000000, b-0000000,
+        // a-1111111, b-2222222, a-3333333.
+        for (n, name) in ["a", "b", "a", "b", "a"].enumerated() {
+            _ = try await f.put("\(name)-\(String(repeating: String(n + 1), count: 7))", at: ["\(name).txt"])
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        // The writes queued expiry passes of their own; this one finds the domain within its budget.
+        try await Task.sleep(for: .milliseconds(300))
+        _ = try await f.provider.expireVersions()
+        let a = try await contents(f, ["a.txt"]), b = try await contents(f, ["b.txt"])
+        #expect(a == ["a-3333333"] && b == ["b-2222222"], "the three oldest went, each file's newest stayed: \(a) \(b)")
+    }
 }

@@ -63,8 +63,13 @@ struct VersionKey: Hashable, Sendable {
 }
 
 /// How many earlier contents a domain keeps of each file
-/// (`versions_keep`); 0 keeps none.
+/// (`versions_keep`; 0 keeps none), and how many bytes of them in all
+/// (`versions_budget`; nil: no limit), the oldest purged first.
 public struct VersionPolicy: Sendable, Equatable {
     public var keep: Int
-    public init(keep: Int = 10) { self.keep = keep }
+    public var budget: Int64?
+    public init(keep: Int = 10, budget: Int64? = nil) {
+        self.keep = keep
+        self.budget = budget
+    }
 }
