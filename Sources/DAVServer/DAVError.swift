@@ -73,6 +73,9 @@ struct DAVError: Error {
         case .stagedUploadMissing:
             self.init(.rangeNotSatisfiable, error.description)
             headers[.init("Upload-Offset")!] = "0"
+        case .patchNeedsCondition:
+            self.init(.init(code: 428, reasonPhrase: "Precondition Required"), error.description)
+            headers[.init("Upload-Offset")!] = "0"
         case .dirtyBudgetExceeded, .localNoSpace:
             self.init(.init(code: 507, reasonPhrase: "Insufficient Storage"), error.description)
         case .upstream(let u):

@@ -28,15 +28,35 @@ extension Provider {
     }
 }
 
+/// One background pass at a time, and another after it when asked while it
+/// ran (`Provider.runSoon`).
+struct BackgroundPass: Sendable {
+    var running = false
+    var again = false
+}
+
 extension Provider {
-    /// Runs `work` soon, in the background, unless a run `queued` guards is
-    /// waiting already: after a burst of DELETEs or writes, one expiry
-    /// pass, not one each.
-    func runSoon(_ queued: NIOLockedValueBox<Bool>, _ work: @escaping @Sendable () async -> Void) {
-        guard queued.withLockedValue({ waiting in defer { waiting = true }; return !waiting }) else { return }
+    /// Runs `work` soon, in the background: one pass at a time, and one
+    /// more when asked while a pass ran (it may have missed what asked),
+    /// so a burst of DELETEs or writes costs two passes, not one each.
+    func runSoon(_ pass: NIOLockedValueBox<BackgroundPass>, _ work: @escaping @Sendable () async -> Void) {
+        let start = pass.withLockedValue { state -> Bool in
+            if state.running {
+                state.again = true
+                return false
+            }
+            state.running = true
+            return true
+        }
+        guard start else { return }
         Task {
-            queued.withLockedValue { $0 = false }
-            await work()
+            repeat {
+                pass.withLockedValue { $0.again = false }
+                await work()
+            } while pass.withLockedValue({ state in
+                if !state.again { state.running = false }
+                return state.again
+            })
         }
     }
 }

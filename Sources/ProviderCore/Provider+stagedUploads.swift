@@ -36,13 +36,16 @@ extension Provider {
     /// file from `newWriteFile()`, synced; the call owns it); the piece that
     /// completes the upload commits it.
     ///
-    /// An upload whose first piece starts at byte 0 is new content: the
-    /// path keeps what it holds until the pieces cover all `total` bytes,
-    /// and is written once. A first piece past byte 0 over an existing file
-    /// patches or appends to it, as Apache's partial PUT does: the upload
-    /// starts from that file's bytes (up to `total`). Over nothing, such a
-    /// piece is refused: its upload expired or never began, and staging it
-    /// would wait for bytes the client believes it sent.
+    /// A piece at byte 0 begins an upload of new content (dropping any
+    /// earlier one of the same user and path): the path keeps what it holds
+    /// until the pieces cover all `total` bytes, and is written once. A
+    /// first piece past byte 0 over an existing file, sent with an ETag
+    /// condition naming it, patches or appends to it as Apache's partial
+    /// PUT does: the upload starts from that file's bytes (up to `total`).
+    /// Without the condition it is refused (`patchNeedsCondition`), and
+    /// over nothing too (`stagedUploadMissing`): its upload expired or
+    /// never began, and applying it would commit a file the client never
+    /// sent, or wait for bytes it believes it sent.
     ///
     /// - Throws: `stagedUploadStale` when the path changed since the first
     ///   piece (the pieces are dropped), `stagedUploadMissing`, or what the
@@ -57,8 +60,9 @@ extension Provider {
         return try await stagingLock(key).withLock {
             let current = try await currentFile(at: path)
             var upload = staging.load(key)
-            if let staged = upload, staged.total != total || staged.path != path {
-                // Another declared length: another upload.
+            if let staged = upload, offset == 0 || staged.total != total || staged.path != path {
+                // Byte 0 again, or another declared length: another upload,
+                // whose bytes must not mix with the abandoned one's.
                 staging.remove(key)
                 upload = nil
             }
@@ -73,6 +77,10 @@ extension Provider {
                 staged = upload
             } else {
                 if offset > 0 && current == nil { throw ProviderError.stagedUploadMissing }
+                // Patching the file as it is: only when the client names it,
+                // or a resume whose upload was lost would commit the old
+                // file's head with the new tail.
+                if offset > 0 && conditions.judgedAgainst == nil { throw ProviderError.patchNeedsCondition }
                 if let free = cache.freeBytes(), total > free { throw ProviderError.localNoSpace }
                 staged = try await beginStaging(key, path: path, principal: conditions.principal, total: total,
                                                 over: offset > 0 ? current : nil, basis: current?.etag)
@@ -126,8 +134,8 @@ extension Provider {
         return staging.load(UploadStaging.key(path: path, principal: principal))
     }
 
-    /// Drops what `principal` staged for `path`: their whole PUT, DELETE
-    /// or MOVE of it made the pieces moot. Free when nothing is staged.
+    /// Drops what `principal` staged for `path`: their whole PUT of it made
+    /// the pieces moot. Free when nothing is staged.
     public func dropStagedUpload(at path: ItemPath, principal: String) async {
         guard !staging.isEmpty else { return }
         let key = UploadStaging.key(path: path, principal: principal)

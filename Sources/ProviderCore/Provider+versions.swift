@@ -22,11 +22,13 @@ extension Provider {
     /// upstream: versions made by another gateway are there too), with the
     /// file's conflict copies among them.
     public func versions(of path: ItemPath) async throws -> [FileVersion] {
-        let found: [UpstreamEntry]
-        do {
-            found = try await upstream { try await trashStore.list(VersionLayout.folder(of: path)) }
-        } catch ProviderError.upstream(.notFound), ProviderError.upstream(.conflict) {
-            found = []
+        var found: [UpstreamEntry] = []
+        // A domain keeping none has none stored (and a davgate upstream
+        // refuses `.davgate/` to anyone but itself).
+        if versionPolicy != nil, try await !upstreamIsDavgate() {
+            do {
+                found = try await upstream { try await trashStore.list(VersionLayout.folder(of: path)) }
+            } catch ProviderError.upstream(.notFound), ProviderError.upstream(.conflict) {}
         }
         let stored = found.compactMap { entry -> FileVersion? in
             guard !entry.isFolder, let id = VersionLayout.id(ofName: entry.name), let millis = Double(id) else { return nil }
@@ -166,11 +168,19 @@ extension Provider {
     /// `earlier` are the versions there were before the one just kept (the
     /// listing that chose its name, newest first), so pruning lists nothing.
     /// With a `versions_budget`, the domain's versions are then brought
-    /// within it, one pass at a time, after this write.
+    /// within it in the background (`runSoon`).
     private func pruneVersions(of path: ItemPath, earlier: [FileVersion]) async {
         guard let keep = versionPolicy?.keep else { return }
-        if versionPolicy?.budget != nil {
-            runSoon(versionsExpiryQueued) { [self] in _ = try? await self.expireVersions() }
+        defer {
+            if versionPolicy?.budget != nil {
+                runSoon(versionsExpiryQueued) { [self] in
+                    do {
+                        _ = try await self.expireVersions()
+                    } catch {
+                        logger.warning("versions expiry after a write failed; the hourly pass tries again", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
         }
         do {
             for version in earlier.dropFirst(max(0, keep - 1)) {
@@ -198,7 +208,11 @@ extension Provider {
         var purged = 0
         for (path, version) in stored.sorted(by: { $0.version.savedAt < $1.version.savedAt }) where held > budget {
             guard version.savedAt < newest[path]! else { continue }
-            try await upstream { try await trashStore.delete(VersionLayout.path(of: version.id, for: path)) }
+            do {
+                try await upstream { try await trashStore.delete(VersionLayout.path(of: version.id, for: path)) }
+            } catch ProviderError.upstream(.notFound) {
+                // Purged already (a file's own pruning, another gateway).
+            }
             held -= version.size
             purged += 1
         }

@@ -32,9 +32,9 @@ public final class Provider: Sendable {
     /// retried upload does not keep the same one again.
     let versionsKept = NIOLockedValueBox<Set<VersionKey>>([])
     /// A budget expiry is waiting to run (one at a time after a burst of DELETEs).
-    let trashExpiryQueued = NIOLockedValueBox(false)
+    let trashExpiryQueued = NIOLockedValueBox(BackgroundPass())
     /// The same for `versions_budget`, after writes that kept versions.
-    let versionsExpiryQueued = NIOLockedValueBox(false)
+    let versionsExpiryQueued = NIOLockedValueBox(BackgroundPass())
     let index: MetadataIndex
     let cache: ContentCache
     /// Uploads arriving in pieces (`Provider+stagedUploads`), and the

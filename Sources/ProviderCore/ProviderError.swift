@@ -32,6 +32,9 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A piece past byte 0 of an upload nothing of which is here, over no
     /// file to patch (416): the upload expired, or never began.
     case stagedUploadMissing
+    /// A first piece past byte 0 over an existing file, sent without an
+    /// ETag condition (428): it would patch whatever the file holds now.
+    case patchNeedsCondition
 
     public var description: String {
         switch self {
@@ -53,6 +56,8 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rangeNotSatisfiable(let size): "the range starts beyond the end of the file, which holds \(size) bytes"
         case .stagedUploadMissing:
             "nothing of this upload is here (it expired, or never began); send the file from byte 0"
+        case .patchNeedsCondition:
+            "no upload of this file is staged here; to patch or append to the file as it is, send If-Match with its ETag, or send the file from byte 0"
         }
     }
 }

@@ -226,4 +226,32 @@ import Testing
         #expect(!s.folders.exists(second))
         #expect(s.folders.exists(made) && s.folders.exists(again))
     }
+
+    @Test("a join claims its folder: a second claim finds none, a release gives it back, a crash's claim returns at the next start")
+    func claims() throws {
+        let s = try Scratch()
+        defer { s.cleanUp() }
+        let folder = try s.upload([("1", Self.text("a"))], id: "claimed")
+        let claimed = try #require(s.folders.claim(folder))
+        #expect(!s.folders.exists(folder) && s.folders.claim(folder) == nil, "a second MOVE finds no upload")
+        s.folders.release(claimed, to: folder)
+        #expect(s.folders.chunks(in: folder).map(\.name) == ["1"], "given back whole")
+        try s.folders.announce(total: 3, in: folder)
+        #expect(s.folders.announcedTotal(in: folder) == 3)
+        #expect(s.folders.chunks(in: folder).map(\.name) == ["1"], "the announced length is no chunk")
+
+        _ = try #require(s.folders.claim(folder))
+        let reopened = try ChunkFolders(root: s.folders.root)
+        #expect(reopened.exists(folder) && reopened.chunks(in: folder).map(\.name) == ["1"], "a join cut by a crash gives the chunks back")
+    }
+
+    @Test("numbered chunks start at 0 or 1")
+    func numberedStart() throws {
+        let s = try Scratch()
+        defer { s.cleanUp() }
+        let late = try s.upload([("2", Self.text("b")), ("3", Self.text("c"))], id: "late")
+        #expect(throws: ChunkFolders.NotWhole.self) { try s.assemble(late) }
+        let zero = try s.upload([("0", Self.text("a")), ("1", Self.text("b"))], id: "zero")
+        #expect(try s.assemble(zero).bytes == Self.text("ab"))
+    }
 }

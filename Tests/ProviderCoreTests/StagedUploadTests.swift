@@ -32,6 +32,13 @@ struct StagedUploadTests {
                                              conditions: conditions)
     }
 
+    /// Alice's conditions naming the file at `path` as it is: what a piece
+    /// past byte 0 that patches it must send (If-Match).
+    private func patching(_ f: Fixture, _ path: ItemPath) async throws -> WriteConditions {
+        let current = try #require(try await f.provider.item(at: path))
+        return WriteConditions(principal: "alice", judgedAgainst: .etag(current.etag))
+    }
+
     private func piece(_ f: Fixture, _ text: String, at offset: Int, total: Int, path: ItemPath,
                        conditions: WriteConditions = alice) async throws -> Provider.PieceOutcome {
         try await piece(f.provider, Array(text.utf8), at: offset, total: total, path: path, conditions: conditions)
@@ -100,12 +107,17 @@ struct StagedUploadTests {
         try f.write(old, "a.txt")
         try f.write(old, "b.txt")
 
-        let patched = try #require(try await piece(f, "ABCDEFGHIJ", at: 10, total: 100, path: ["a.txt"]).written)
+        await #expect(throws: ProviderError.patchNeedsCondition, "patching the file as it is needs its ETag") {
+            _ = try await piece(f, "ABCDEFGHIJ", at: 10, total: 100, path: ["a.txt"])
+        }
+        let patched = try #require(try await piece(f, "ABCDEFGHIJ", at: 10, total: 100, path: ["a.txt"],
+                                                   conditions: try await patching(f, ["a.txt"])).written)
         #expect(!patched.created && patched.item.size == 100)
         let expected = String(old.prefix(10)) + "ABCDEFGHIJ" + String(old.dropFirst(20))
         #expect(try await served(f, ["a.txt"]) == expected)
 
-        let truncated = try #require(try await piece(f, "xyz", at: 3, total: 50, path: ["b.txt"]).written)
+        let truncated = try #require(try await piece(f, "xyz", at: 3, total: 50, path: ["b.txt"],
+                                                     conditions: try await patching(f, ["b.txt"])).written)
         #expect(truncated.item.size == 50)
         let shorter = String(old.prefix(3)) + "xyz" + String(old.dropFirst(6).prefix(44))
         #expect(try await served(f, ["b.txt"]) == shorter)
@@ -129,6 +141,19 @@ struct StagedUploadTests {
         #expect(try upstreamText(f, "a.txt") == String(repeating: "n", count: 40) + String(repeating: "N", count: 60))
     }
 
+    @Test("a piece at byte 0 begins again: an abandoned upload's bytes never mix into the new one")
+    func byteZeroBeginsAgain() async throws {
+        let f = try fixture()
+        defer { f.cleanUp() }
+        // The first upload is abandoned after its first piece; the second,
+        // of the same length, must not count that piece as its own.
+        _ = try #require(try await piece(f, "first-", at: 0, total: 12, path: ["c.txt"]).staged)
+        let restarted = try #require(try await piece(f, "second", at: 0, total: 12, path: ["c.txt"]).staged)
+        #expect(restarted.received == ByteRanges([0...5]), "the second upload starts afresh")
+        _ = try #require(try await piece(f, "-tail!", at: 6, total: 12, path: ["c.txt"]).written)
+        #expect(try upstreamText(f, "c.txt") == "second-tail!")
+    }
+
     @Test("a first piece past byte 0 over nothing is refused, and nothing is staged")
     func pieceOfNothing() async throws {
         let f = try fixture()
@@ -148,7 +173,8 @@ struct StagedUploadTests {
         let old = String(repeating: "o", count: 100)
         _ = try await f.put(old, at: ["a.txt"])
 
-        let staged = try #require(try await piece(f, String(repeating: "t", count: 50), at: 150, total: 200, path: ["a.txt"]).staged)
+        let staged = try #require(try await piece(f, String(repeating: "t", count: 50), at: 150, total: 200, path: ["a.txt"],
+                                                  conditions: try await patching(f, ["a.txt"])).staged)
         #expect(staged.offset == 100, "the old bytes count as received")
         #expect(staged.received == ByteRanges([0...99, 150...199]))
         #expect(try await served(f, ["a.txt"]) == old)
@@ -176,14 +202,14 @@ struct StagedUploadTests {
         let f = try fixture(writeMode)
         defer { f.cleanUp() }
         _ = try await f.put("old", at: ["a.txt"])
-        let staged = try #require(try await piece(f, "KLMNOPQRST", at: 10, total: 20, path: ["a.txt"]).staged)
+        let staged = try #require(try await piece(f, "ABCDEFGHIJ", at: 0, total: 20, path: ["a.txt"]).staged)
 
         let restarted = try f.restarted()
         let found = try #require(restarted.stagedUpload(at: ["a.txt"], principal: "alice"))
         #expect(found.received == staged.received && found.total == 20 && found.basis == staged.basis && found.path == ["a.txt"])
         #expect(restarted.stagedUpload(at: ["a.txt"], principal: "bob") == nil)
 
-        let written = try #require(try await piece(restarted, Array("ABCDEFGHIJ".utf8), at: 0, total: 20, path: ["a.txt"]).written)
+        let written = try #require(try await piece(restarted, Array("KLMNOPQRST".utf8), at: 10, total: 20, path: ["a.txt"]).written)
         #expect(written.item.size == 20)
         try await restarted.flushAllUploads()
         #expect(try upstreamText(f, "a.txt") == "ABCDEFGHIJKLMNOPQRST")
@@ -278,12 +304,12 @@ struct StagedUploadTests {
         let f = try fixture(writeMode)
         defer { f.cleanUp() }
         _ = try await f.put("old", at: ["doc.txt"])
-        _ = try #require(try await piece(f, "KLMNOPQRST", at: 10, total: 20, path: ["doc.txt"]).staged)
+        _ = try #require(try await piece(f, "ABCDEFGHIJ", at: 0, total: 20, path: ["doc.txt"]).staged)
         let item = try #require(try await f.provider.item(at: ["doc.txt"]))
         let lock = try await f.provider.createLock(on: item, depthInfinity: false, exclusive: true, ownerXML: nil, principal: "bob", timeout: 600)
 
         await #expect(throws: ProviderError.locked(domain: "files", root: ["doc.txt"], isFolder: false)) {
-            _ = try await piece(f, "ABCDEFGHIJ", at: 0, total: 20, path: ["doc.txt"])
+            _ = try await piece(f, "KLMNOPQRST", at: 10, total: 20, path: ["doc.txt"])
         }
         #expect(f.provider.stagedUpload(at: ["doc.txt"], principal: "alice") != nil)
         #expect(try await served(f, ["doc.txt"]) == "old")
@@ -291,7 +317,7 @@ struct StagedUploadTests {
         #expect(try upstreamText(f, "doc.txt") == "old")
 
         try await f.provider.unlock(token: lock.token)
-        _ = try #require(try await piece(f, "ABCDEFGHIJ", at: 0, total: 20, path: ["doc.txt"]).written)
+        _ = try #require(try await piece(f, "KLMNOPQRST", at: 10, total: 20, path: ["doc.txt"]).written)
         try await f.provider.flushAllUploads()
         #expect(try upstreamText(f, "doc.txt") == "ABCDEFGHIJKLMNOPQRST")
         #expect(try leftovers(f, in: "uploads").isEmpty)
@@ -304,8 +330,8 @@ struct StagedUploadTests {
         defer { f.cleanUp() }
         try f.write("old", "a.txt")
         _ = try #require(try await f.provider.item(at: ["a.txt"]))
-        _ = try #require(try await piece(f, "cccccccccc", at: 20, total: 30, path: ["a.txt"]).staged)
         _ = try #require(try await piece(f, "aaaaaaaaaa", at: 0, total: 30, path: ["a.txt"]).staged)
+        _ = try #require(try await piece(f, "cccccccccc", at: 20, total: 30, path: ["a.txt"]).staged)
         _ = try #require(try await piece(f, "bbbbbbbbbb", at: 10, total: 30, path: ["a.txt"]).written)
         try await f.provider.flushAllUploads()
         #expect(try upstreamText(f, "a.txt") == "aaaaaaaaaabbbbbbbbbbcccccccccc")

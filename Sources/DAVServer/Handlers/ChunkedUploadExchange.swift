@@ -26,6 +26,9 @@ struct ChunkedUploadExchange {
     /// then a chunk's name or `.file`.
     let target: [String]
 
+    /// Nextcloud's `OC-Total-Length`: the whole file's length.
+    private var announcedTotal: Int64? { request.headers[.init("OC-Total-Length")!].flatMap(Int64.init) }
+
     private var here: DAVPath { DAVPath(segments: NextcloudPath.prefix + ["uploads", user] + target) }
 
     func respond() async throws -> Response {
@@ -49,6 +52,7 @@ struct ChunkedUploadExchange {
         switch (request.method.rawValue, member) {
         case ("MKCOL", nil):
             guard try await blocking({ try store.create(folder) }) else { throw DAVError(.methodNotAllowed, "the upload \(id) exists; DELETE it to start again") }
+            if let total = announcedTotal { try store.announce(total: total, in: folder) }
             return DAVExchange.response(.created)
         case ("PUT", let name?):
             return try await putChunk(name, store: store, folder: folder)
@@ -103,6 +107,7 @@ struct ChunkedUploadExchange {
             unlink(file.path)
             throw error
         }
+        if let total = announcedTotal { try? store.announce(total: total, in: folder) }
         logTransfer(context, "PUT", here.href(collection: false), bytes: body.count, since: started)
         ServerMetrics.bytesReceived.increment(by: body.count)
         return DAVExchange.response(replaced ? .noContent : .created)
@@ -171,7 +176,8 @@ struct ChunkedUploadExchange {
         do {
             let joined = try await blocking { try store.assemble(claimed, into: file) }
             bytes = joined.count
-            if let total = request.headers[.init("OC-Total-Length")!].flatMap(Int64.init), total != joined.count {
+            // Announced now, or when the upload began: a missing last chunk shows.
+            if let total = announcedTotal ?? store.announcedTotal(in: claimed), total != joined.count {
                 throw DAVError.badRequest("the chunks hold \(joined.count) bytes but OC-Total-Length says \(total); nothing was stored")
             }
             response = try await exchange.commitWrite(file, BodyFileWriter.Written(count: joined.count, sha1: joined.sha1), plan)

@@ -25,7 +25,18 @@ public final class ChunkFolders: Sendable {
         self.root = root
         self.expiry = expiry
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        // A join a crash cut short: its chunks go back to their upload.
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? [] {
+            guard let mark = name.range(of: Self.joining) else { continue }
+            let original = root.appendingPathComponent(String(name[..<mark.lowerBound])).path
+            if access(original, F_OK) != 0 { rename(root.appendingPathComponent(name).path, original) }
+        }
     }
+
+    private static let joining = ".joining-"
+    /// Where a folder keeps the length its client announced
+    /// (`OC-Total-Length`), checked when the chunks are joined.
+    private static let totalFile = ".total"
 
     func folder(user: String, id: String) -> URL {
         let digest = SHA256.hash(data: Data((user + "\0" + id).utf8))
@@ -88,7 +99,7 @@ public final class ChunkFolders: Sendable {
     /// rather than having its bytes dropped with the folder. Nil when the
     /// folder is not there (joined, being joined, deleted or expired).
     func claim(_ folder: URL) -> URL? {
-        let claimed = URL(fileURLWithPath: folder.path + ".joining-" + UUID().uuidString, isDirectory: true)
+        let claimed = URL(fileURLWithPath: folder.path + Self.joining + UUID().uuidString, isDirectory: true)
         guard rename(folder.path, claimed.path) == 0 else { return nil }
         // Its expiry counts from now: a rename leaves the folder's time.
         utimes(claimed.path, nil)
@@ -96,9 +107,21 @@ public final class ChunkFolders: Sendable {
     }
 
     /// Gives a claimed folder back after a MOVE that stored nothing, so
-    /// the client can send what was missing and MOVE again.
+    /// the client can send what was missing and MOVE again. When the name
+    /// was taken meanwhile (a new MKCOL), the claimed chunks are left to
+    /// expire rather than deleted.
     func release(_ claimed: URL, to folder: URL) {
-        if rename(claimed.path, folder.path) != 0 { remove(claimed) }
+        _ = rename(claimed.path, folder.path)
+    }
+
+    /// Records the length the client announced for the whole file.
+    func announce(total: Int64, in folder: URL) throws {
+        try Data(String(total).utf8).write(to: folder.appendingPathComponent(Self.totalFile))
+    }
+
+    /// The length announced for the whole file, if any.
+    func announcedTotal(in folder: URL) -> Int64? {
+        (try? String(contentsOf: folder.appendingPathComponent(Self.totalFile), encoding: .utf8)).flatMap { Int64($0) }
     }
 
     /// Why a folder's chunks do not make one file.
@@ -158,6 +181,9 @@ public final class ChunkFolders: Sendable {
         if spans.allSatisfy({ $0 == nil }) {
             // Numbered: one chunk per number, none missing.
             let numbered = chunks.map { (chunk: $0, number: Int64($0.name)!) }.sorted { $0.number < $1.number }
+            guard numbered[0].number <= 1 else {
+                throw NotWhole(description: "the chunks numbered \(numbered[0].number == 2 ? "1" : "1 to \(numbered[0].number - 1)") were never uploaded")
+            }
             for (previous, next) in zip(numbered, numbered.dropFirst()) where next.number != previous.number + 1 {
                 throw NotWhole(description: next.number == previous.number
                                ? "the chunks \(previous.chunk.name) and \(next.chunk.name) have the same number"
