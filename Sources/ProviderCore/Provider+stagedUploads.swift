@@ -48,8 +48,8 @@ extension Provider {
     /// sent, or wait for bytes it believes it sent.
     ///
     /// - Throws: `stagedUploadStale` when the path changed since the first
-    ///   piece (the pieces are dropped), `stagedUploadMissing`, or what the
-    ///   commit throws.
+    ///   piece (the pieces are dropped), `stagedUploadMissing`,
+    ///   `patchNeedsCondition`, or what the commit throws.
     public func writePiece(_ piece: URL, count: Int64, at offset: Int64, total: Int64, path: ItemPath,
                            conditions: WriteConditions) async throws -> PieceOutcome {
         defer { cache.discard(piece) }
