@@ -83,13 +83,7 @@ extension Provider {
         try await index.insertTrashEntry(entry, domain: domain)
         logger.info("moved to the trash", metadata: ["path": "\(Self.display(path))", "entry": "\(entry.name)", "bytes": "\(size)"])
         if trashPolicy?.budget != nil {
-            runSoon(trashExpiryQueued) { [self] in
-                do {
-                    _ = try await self.expireTrash()
-                } catch {
-                    logger.warning("trash expiry after a DELETE failed; the hourly pass tries again", metadata: ["error": "\(error)"])
-                }
-            }
+            runSoon(trashExpiryQueued, "trash expiry after a DELETE") { [self] in _ = try await self.expireTrash() }
         }
         return true
     }

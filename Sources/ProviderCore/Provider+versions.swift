@@ -173,13 +173,7 @@ extension Provider {
         guard let keep = versionPolicy?.keep else { return }
         defer {
             if versionPolicy?.budget != nil {
-                runSoon(versionsExpiryQueued) { [self] in
-                    do {
-                        _ = try await self.expireVersions()
-                    } catch {
-                        logger.warning("versions expiry after a write failed; the hourly pass tries again", metadata: ["error": "\(error)"])
-                    }
-                }
+                runSoon(versionsExpiryQueued, "versions expiry after a write") { [self] in _ = try await self.expireVersions() }
             }
         }
         do {
