@@ -164,13 +164,23 @@ struct ServiceTests {
         let slowUpload = try curl(["--limit-rate", "1M", "-T", upload.path, server.baseURL + "/files/uploaded.bin"], log: "up")
         try await Task.sleep(for: .milliseconds(1500))
         let shortDownload = try curl(["--limit-rate", "1500K", server.baseURL + "/files/small.bin"], log: "short")
-        try await Task.sleep(for: .milliseconds(300))
+        // The stop comes once the short download is receiving (on a loaded
+        // machine curl may take a while to start, and a stop before it
+        // connects is a refused connection, not the case tested here); its
+        // 2 MiB at 1.5 MB/s then end well within the 3 s grace.
+        let shortBody = scratch.appendingPathComponent("short.body")
+        try await eventually("the short download is receiving") {
+            ((try? FileManager.default.attributesOfItem(atPath: shortBody.path)[.size] as? Int) ?? 0) > 0
+        }
 
         let stopped = ContinuousClock.now
-        let code = try await server.terminate(timeout: .seconds(30))
+        let code = try await server.terminate(timeout: .seconds(40))
         let took = ContinuousClock.now - stopped
         #expect(code == 0, "\(server.stderr)")
-        #expect(took < .seconds(3 + 5 + 2), "the grace, then at most the cancellation's 5 s: \(took)")
+        // The grace (3 s), then at most the cancellation's 5 s, plus the
+        // closing of the domains; the bound leaves room for a loaded machine
+        // and still tells a cut from a wait (the slow transfers need 48 s).
+        #expect(took < .seconds(20), "\(took)")
 
         func finished(_ running: ClientCommand.Running, _ log: String) async throws -> (status: Int32, report: String) {
             for _ in 0..<500 {
