@@ -53,7 +53,10 @@ struct DAVError: Error {
     }
 
     /// Maps provider failures to the status a WebDAV client expects.
-    init(_ error: ProviderError) {
+    /// - Parameter mount: the prefix of the URL tree the request came in
+    ///   by (Nextcloud's files tree), so that a lock's root is named where
+    ///   the client can find it.
+    init(_ error: ProviderError, mount: String = "") {
         switch error {
         case .notFound: self.init(.notFound, "no such resource")
         case .parentMissing: self.init(.conflict, "the parent collection does not exist; create it first (MKCOL)")
@@ -64,7 +67,7 @@ struct DAVError: Error {
         case .nameRefused(let violation):
             self = DAVError.nameRefused(violation, inDestination: false)
         case .locked(let domain, let root, let isFolder):
-            self = DAVError.locked(rootHref: DAVPath(segments: [domain] + root).href(collection: isFolder))
+            self = DAVError.locked(rootHref: mount + DAVPath(segments: [domain] + root).href(collection: isFolder))
         case .conditionChanged, .stagedUploadStale:
             self.init(.preconditionFailed, error.description)
         case .rangeNotSatisfiable(let size):

@@ -109,7 +109,7 @@ struct DAVResponder: HTTPResponder {
             }
         }
         if davPath.segments.first == ServiceExchange.folder {
-            return try await ServiceExchange(request: request, settings: settings, user: user, path: davPath).respond()
+            return try await ServiceExchange(request: request, context: context, settings: settings, user: user, path: davPath).respond()
         }
         var provider: Provider?
         var permission = DomainPermission.readWrite
@@ -134,7 +134,11 @@ struct DAVResponder: HTTPResponder {
         let exchange = DAVExchange(request: request, context: context, settings: settings, user: user,
                                    path: davPath, trailingSlash: parsed.trailingSlash, provider: provider,
                                    permission: permission, mount: mount)
-        switch request.method.rawValue {
+        return try await exchange.mounted { try await dispatch(exchange, method: request.method) }
+    }
+
+    private func dispatch(_ exchange: DAVExchange, method: HTTPRequest.Method) async throws -> Response {
+        switch method.rawValue {
         case "OPTIONS": return exchange.options()
         case "PROPFIND": return try await exchange.propfind()
         case "PROPPATCH": return try await exchange.proppatch()
@@ -150,7 +154,7 @@ struct DAVResponder: HTTPResponder {
         case "UNLOCK": return try await exchange.unlock()
         case "REPORT": return try await exchange.report()
         default:
-            var error = DAVError(.methodNotAllowed, "method \(request.method.rawValue) is not supported")
+            var error = DAVError(.methodNotAllowed, "method \(method.rawValue) is not supported")
             error.headers[.allow] = Self.allowedMethods
             throw error
         }

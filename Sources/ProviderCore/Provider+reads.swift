@@ -86,13 +86,16 @@ extension Provider {
 
     /// Returns the local file holding the item's current content, waiting
     /// for a download to finish when one is needed. The returned item
-    /// carries the version of the bytes in the file.
-    public func contents(of item: Item, at path: ItemPath) async throws -> (item: Item, file: URL) {
+    /// carries the version of the bytes in the file; the lease keeps the
+    /// file from eviction until the caller lets it go (it is taken before
+    /// the file is looked up, as a GET's is).
+    public func contents(of item: Item, at path: ItemPath) async throws -> (item: Item, file: URL, lease: ReadLease) {
+        let lease = beginRead(item)
         switch try openContents(of: item, at: path) {
         case .file(let path):
-            return (item, URL(fileURLWithPath: path, isDirectory: false))
+            return (item, URL(fileURLWithPath: path, isDirectory: false), lease)
         case .download(let download):
-            return (try await download.result(), cache.file(for: item.id))
+            return (try await download.result(), cache.file(for: item.id), lease)
         }
     }
 

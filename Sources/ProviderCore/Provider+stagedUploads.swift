@@ -168,7 +168,7 @@ extension Provider {
                       conditions: WriteConditions) async throws -> WriteOutcome {
         defer { cache.discard(piece) }
         guard let found = try await currentFile(at: path) else { throw ProviderError.notFound }
-        let (current, source) = try await contents(of: found, at: path)
+        let (current, source, lease) = try await contents(of: found, at: path)
         let size = current.size
         let offset: Int64 = switch position {
         case .at(let start): start
@@ -186,6 +186,7 @@ extension Provider {
                 try copyBytes(from: added, at: 0, to: target, at: offset, count: count)
                 guard fsync(target) == 0 else { throw ProviderError.local("cannot sync a patched file: \(String(cString: strerror(errno)))") }
             }
+            withExtendedLifetime(lease) {}
         } catch {
             cache.discard(file)
             throw error
@@ -209,7 +210,7 @@ extension Provider {
                               basis: String?) async throws -> StagedUpload {
         var staged = StagedUpload(path: path, principal: principal, total: total, basis: basis)
         let part = staging.partFile(key)
-        var base: (item: Item, file: URL)?
+        var base: (item: Item, file: URL, lease: ReadLease)?
         if let patched, patched.size > 0 { base = try await contents(of: patched, at: path) }
         let length = min(base?.item.size ?? 0, total)
         try await blocking { [base] in
@@ -221,6 +222,7 @@ extension Provider {
                 try copyBytes(from: source, at: 0, to: target, at: 0, count: length)
             }
         }
+        withExtendedLifetime(base?.lease) {}
         if length > 0 { staged.add(0...(length - 1)) }
         return staged
     }

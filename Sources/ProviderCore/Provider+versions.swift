@@ -61,7 +61,7 @@ extension Provider {
         let file = newWriteFile()
         do {
             if let copy = try await conflictCopies(of: path).first(where: { $0.name == id }) {
-                let (_, source) = try await contents(of: copy, at: Array(path.dropLast()) + [id])
+                let (_, source, lease) = try await contents(of: copy, at: Array(path.dropLast()) + [id])
                 try await blocking {
                     let from = try openFile(source.path, O_RDONLY), to = try openFile(file.path, O_WRONLY | O_CREAT | O_EXCL)
                     defer { close(from); close(to) }
@@ -69,6 +69,7 @@ extension Provider {
                     guard fstat(from, &st) == 0 else { throw ProviderError.local("cannot read a conflict copy") }
                     try copyBytes(from: from, at: 0, to: to, at: 0, count: Int64(st.st_size))
                 }
+                withExtendedLifetime(lease) {}
             } else {
                 _ = try await upstream { try await trashStore.fetch(VersionLayout.path(of: id, for: path), into: file) }
             }
@@ -99,9 +100,9 @@ extension Provider {
 
     /// Removes a stored version, or deletes a conflict copy as a DELETE of
     /// it would (into the trash, when the domain keeps one).
-    public func deleteVersion(of path: ItemPath, id: String) async throws {
+    public func deleteVersion(of path: ItemPath, id: String, conditions: WriteConditions = .unconditional) async throws {
         if try await conflictCopies(of: path).contains(where: { $0.name == id }) {
-            return try await delete(at: Array(path.dropLast()) + [id])
+            return try await delete(at: Array(path.dropLast()) + [id], conditions: conditions, by: conditions.principal.isEmpty ? nil : conditions.principal)
         }
         try await upstream { try await trashStore.delete(VersionLayout.path(of: id, for: path)) }
     }

@@ -116,4 +116,62 @@ struct VersionsViewTests {
             #expect(try await client.send("GET", "/files/plan.txt").text == "ours v2")
         }
     }
+
+    @Test("a lock's owner restores a version onto the locked file, removes a locked conflict copy and restores from the trash into a locked folder with the token; without it 423, naming the lock's root in the tree the client used, and nothing changes")
+    func lockTokensThroughTheViews() async throws {
+        try await withGateway { server, client in
+            let lockinfo = WriteCoordinationTests.lockinfo
+            // A locked conflict copy: its lock's owner removes it with the
+            // token. Made first, while the listing is fresh (a stale one lets
+            // the second PUT see the upstream's change and replace it
+            // knowingly, keeping it as a version: no conflict).
+            let copyHref = try await client.makeConflict(server, name: "plan.txt")
+            let copyName = try #require(copyHref.removingPercentEncoding?.split(separator: "/").last.map(String.init))
+            let copyToken = try WriteCoordinationTests.token(try await client.send("LOCK", copyHref, body: lockinfo))
+            let copyMember = "/.davgate/versions/files/plan.txt/" + hrefSegment(copyName)
+            #expect(try await client.send("DELETE", copyMember).status == 423)
+            #expect(try await client.send("GET", copyHref).status == 200, "a refused DELETE removed the copy")
+            #expect(try await client.send("DELETE", copyMember, headers: [("If", "(<\(copyToken)>)")]).status == 204)
+            #expect(try await client.send("GET", copyHref).status == 404)
+
+            // A version restored onto a locked file.
+            for text in ["one", "two"] {
+                #expect([201, 204].contains(try await client.send("PUT", "/files/f.txt", body: text).status))
+                #expect(try await client.uploadsDrained())
+            }
+            let listing = try await client.send("PROPFIND", "/.davgate/versions/files/f.txt", headers: [("Depth", "1")])
+            let version = try #require(XMLTree.parse(listing.text)?.all("response").compactMap { $0.child("href")?.text }
+                .first { !$0.hasSuffix("/") }?.split(separator: "/").last.map(String.init))
+            let token = try WriteCoordinationTests.token(try await client.send("LOCK", "/files/f.txt", body: lockinfo))
+            let member = "/.davgate/versions/files/f.txt/\(version)"
+            let refused = try await client.send("COPY", member, headers: [("Destination", "\(client.base)/files/f.txt")])
+            #expect(refused.status == 423 && refused.text.contains("<D:href>/files/f.txt</D:href>"), "\(refused.status) \(refused.text)")
+            #expect(try await client.send("GET", "/files/f.txt").text == "two")
+            let restored = try await client.send("COPY", member, headers: [("Destination", "\(client.base)/files/f.txt"), ("If", "(<\(token)>)")])
+            #expect(restored.status == 204, "\(restored.text)")
+            #expect(try await client.send("GET", "/files/f.txt").text == "one")
+
+            // The same refusal through Nextcloud's tree names the root there.
+            let mount = "/remote.php/dav/files/admin"
+            let viaTree = try await client.send("PUT", "\(mount)/files/f.txt", body: "no token")
+            #expect(viaTree.status == 423 && viaTree.text.contains("<D:href>\(mount)/files/f.txt</D:href>"), "\(viaTree.status) \(viaTree.text)")
+            #expect(try await client.send("UNLOCK", "/files/f.txt", headers: [("Lock-Token", "<\(token)>")]).status == 204)
+
+            // From the trash into a folder locked to depth infinity: neon's tagged If names the folder.
+            #expect(try await client.send("MKCOL", "/files/dir").status == 201)
+            #expect(try await client.send("PUT", "/files/dir/a.txt", body: "alpha").status == 201)
+            #expect(try await client.uploadsDrained())
+            #expect(try await client.send("DELETE", "/files/dir/a.txt").status == 204)
+            let entry = try #require(try await client.trashEntries().first { $0.location == "dir/a.txt" }?.name)
+            let folderToken = try WriteCoordinationTests.token(try await client.send("LOCK", "/files/dir/", headers: [("Depth", "infinity")], body: lockinfo))
+            let back = [("Destination", "\(client.base)/.davgate/trash/files/restore/\(hrefSegment(entry))")]
+            let held = try await client.send("MOVE", "/.davgate/trash/files/\(hrefSegment(entry))", headers: back)
+            #expect(held.status == 423, "\(held.status) \(held.text)")
+            #expect(try await client.send("GET", "/files/dir/a.txt").status == 404)
+            let moved = try await client.send("MOVE", "/.davgate/trash/files/\(hrefSegment(entry))",
+                                              headers: back + [("If", "<\(client.base)/files/dir/> (<\(folderToken)>)")])
+            #expect(moved.status == 201, "\(moved.text)")
+            #expect(try await client.send("GET", "/files/dir/a.txt").text == "alpha")
+        }
+    }
 }

@@ -42,4 +42,19 @@ struct EvictionRaceTests {
         #expect(f.provider.state(of: now) == .placeholder)
         #expect(!f.provider.cache.hasFile(for: now.id))
     }
+
+    @Test("the file contents(of:) hands out stays while its lease is held (a PATCH's base, a staged upload's head, a conflict copy read as a version), and is evicted after")
+    func contentsLeaseHoldsTheFile() async throws {
+        let f = try Fixture(ttl: 600, writeMode: .back)
+        defer { f.cleanUp() }
+        try f.write("upstream version", "a.txt")
+        let listed = try #require(try await f.provider.item(at: ["a.txt"]))
+        var held: (item: Item, file: URL, lease: ReadLease)? = try await f.provider.contents(of: listed, at: ["a.txt"])
+        let chosen = try #require(try await f.provider.item(at: ["a.txt"]))
+        #expect(try await f.provider.evict(chosen.id, cachedVersion: chosen.cachedVersion) == false, "evicted under a lease")
+        #expect(try String(contentsOf: try #require(held).file, encoding: .utf8) == "upstream version")
+        held = nil
+        #expect(held == nil)
+        #expect(try await f.provider.evict(chosen.id, cachedVersion: chosen.cachedVersion), "the lease outlived its holder")
+    }
 }

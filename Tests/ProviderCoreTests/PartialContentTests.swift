@@ -39,7 +39,7 @@ struct PartialContentTests {
         #expect(try await read(again, 12...15) == String(Array(text)[12...15]))
         #expect(f.store.fetchedRanges.withLockedValue { $0 } == [10...19], "the second range came from the sparse file")
 
-        let (fetched, file) = try await f.provider.contents(of: item, at: ["doc.txt"])
+        let (fetched, file, _) = try await f.provider.contents(of: item, at: ["doc.txt"])
         #expect(try String(contentsOf: file, encoding: .utf8) == text)
         #expect(fetched.isMaterialized)
         #expect(f.store.fetchedRanges.withLockedValue { $0 } == [10...19, 0...9, 20...99], "only the gaps")

@@ -128,7 +128,7 @@ struct ProviderTests {
         let contents = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<16 {
                 group.addTask {
-                    let (_, url) = try await f.provider.contents(of: item, at: ["shared.txt"])
+                    let (_, url, _) = try await f.provider.contents(of: item, at: ["shared.txt"])
                     return try String(contentsOf: url, encoding: .utf8)
                 }
             }
@@ -173,7 +173,7 @@ struct ProviderTests {
         let after = try #require(try await f.provider.item(at: ["doc.txt"]))
         #expect(after.etag == original.etag)
         #expect(try String(contentsOf: f.upstream.appendingPathComponent("doc.txt"), encoding: .utf8) == "original")
-        let (_, url) = try await f.provider.contents(of: after, at: ["doc.txt"])
+        let (_, url, _) = try await f.provider.contents(of: after, at: ["doc.txt"])
         #expect(try String(contentsOf: url, encoding: .utf8) == "original")
         // A new file that fails upstream leaves no index row either.
         await #expect(throws: ProviderError.self) { _ = try await f.put("x", at: ["new.txt"]) }

@@ -153,7 +153,7 @@ struct ChunkedUploadExchange {
         }
         let exchange = DAVExchange(request: request, context: context, settings: settings, user: user, path: path,
                                    trailingSlash: false, provider: provider, permission: permission, mount: mount)
-        var plan = try await exchange.planWrite(method: "MOVE")
+        var plan = try await exchange.mounted { try await exchange.planWrite(method: "MOVE") }
         let overwrite: Bool
         do {
             overwrite = try Overwrite.parse(request.headers[.init("Overwrite")!])
@@ -180,7 +180,9 @@ struct ChunkedUploadExchange {
             if let total = announcedTotal ?? store.announcedTotal(in: claimed), total != joined.count {
                 throw DAVError.badRequest("the chunks hold \(joined.count) bytes but OC-Total-Length says \(total); nothing was stored")
             }
-            response = try await exchange.commitWrite(file, BodyFileWriter.Written(count: joined.count, sha1: joined.sha1), plan)
+            response = try await exchange.mounted {
+                try await exchange.commitWrite(file, BodyFileWriter.Written(count: joined.count, sha1: joined.sha1), plan)
+            }
         } catch {
             provider.discardWrite(file)
             try? await blocking { store.release(claimed, to: folder) }

@@ -14,6 +14,7 @@ struct ServiceExchange {
     static let folder = ".davgate"
 
     let request: Request
+    let context: DAVRequestContext
     let settings: DAVServerSettings
     let user: String
     let path: DAVPath
@@ -24,10 +25,10 @@ struct ServiceExchange {
             return try await evict(Array(page.dropFirst()))
         }
         if page.first == VersionsExchange.page {
-            return try await VersionsExchange(request: request, settings: settings, user: user, target: Array(page.dropFirst())).respond()
+            return try await VersionsExchange(request: request, context: context, settings: settings, user: user, target: Array(page.dropFirst())).respond()
         }
         if page.first == TrashExchange.page {
-            return try await TrashExchange(request: request, settings: settings, user: user, target: Array(page.dropFirst())).respond()
+            return try await TrashExchange(request: request, context: context, settings: settings, user: user, target: Array(page.dropFirst())).respond()
         }
         guard request.method == .get || request.method == .head else {
             var error = DAVError(.methodNotAllowed, "\(path.href(collection: false)) only answers GET and HEAD")

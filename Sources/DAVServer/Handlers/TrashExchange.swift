@@ -16,6 +16,7 @@ struct TrashExchange {
     static let allowed = "OPTIONS, PROPFIND, MOVE, DELETE"
 
     let request: Request
+    let context: DAVRequestContext
     let settings: DAVServerSettings
     let user: String
     /// The segments after `/.davgate/trash/`: the domain, then the entry.
@@ -76,8 +77,13 @@ struct TrashExchange {
         } else {
             throw DAVError(.forbidden, "Destination \(destination) is neither /.davgate/trash/\(domain)/restore/\(entry) nor a path in /\(domain)/")
         }
+        guard let original = try await provider.trashEntry(named: entry)?.originalPath else {
+            throw DAVError(.notFound, "no entry \(entry.debugDescription) in the trash of \(domain)")
+        }
+        let conditions = try await ServiceView.writeConditions(request, context: context, settings: settings, user: user,
+                                                               at: target ?? original, in: domain, provider: provider)
         do {
-            _ = try await provider.restoreFromTrash(entry, to: target)
+            _ = try await provider.restoreFromTrash(entry, to: target, conditions: conditions)
         } catch ProviderError.notFound {
             throw DAVError(.notFound, "no entry \(entry.debugDescription) in the trash of \(domain)")
         } catch ProviderError.exists {

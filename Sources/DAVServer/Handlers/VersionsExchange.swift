@@ -22,6 +22,7 @@ struct VersionsExchange {
     static let allowed = "OPTIONS, PROPFIND, GET, HEAD, COPY, DELETE"
 
     let request: Request
+    let context: DAVRequestContext
     let settings: DAVServerSettings
     let user: String
     /// The segments after `/.davgate/versions/`: the domain, the file's path, maybe a version.
@@ -46,7 +47,10 @@ struct VersionsExchange {
         case ("COPY", let version?):
             return try await restore(provider, domain: domain, path: path, version: version)
         case ("DELETE", let version?):
-            try await provider.deleteVersion(of: path, id: version.id)
+            // A conflict copy is a file of the domain: its locks count.
+            let conditions = try await ServiceView.writeConditions(request, context: context, settings: settings, user: user,
+                                                                   at: Array(path.dropLast()) + [version.id], in: domain, provider: provider)
+            try await provider.deleteVersion(of: path, id: version.id, conditions: conditions)
             return DAVExchange.response(.noContent)
         case ("GET", nil), ("HEAD", nil), ("COPY", nil), ("DELETE", nil):
             throw DAVError(.notFound, "no such version of /\(domain)/\(path.dropLast().joined(separator: "/")); list them with PROPFIND /.davgate/versions/\(domain)/PATH")
@@ -115,9 +119,11 @@ struct VersionsExchange {
         if !overwrite, try await provider.item(at: target) != nil {
             throw DAVError(.preconditionFailed, "the destination exists and Overwrite is F")
         }
+        let conditions = try await ServiceView.writeConditions(request, context: context, settings: settings, user: user,
+                                                               at: target, in: domain, provider: provider)
         let outcome: Provider.WriteOutcome
         do {
-            outcome = try await provider.restoreVersion(of: path, id: version.id, to: target)
+            outcome = try await provider.restoreVersion(of: path, id: version.id, to: target, conditions: conditions)
         } catch let error as ProviderError {
             if case .nameRefused(let violation) = error { throw DAVError.nameRefused(violation, inDestination: true) }
             throw DAVError(error)

@@ -36,6 +36,19 @@ enum ServiceView {
         return Response(status: DAVExchange.multiStatus, headers: fields, body: .init(byteBuffer: buffer))
     }
 
+    /// The conditions of a change a view makes at `path` of `domain` (a
+    /// restore's destination, a conflict copy removed): the request's `If`
+    /// header judged there as for a write to that path (412 when it fails),
+    /// and the lock tokens it submits, so a lock's owner may restore onto
+    /// or remove what their lock covers.
+    static func writeConditions(_ request: Request, context: DAVRequestContext, settings: DAVServerSettings, user: String,
+                                at path: ItemPath, in domain: String, provider: Provider) async throws -> WriteConditions {
+        let exchange = DAVExchange(request: request, context: context, settings: settings, user: user,
+                                   path: DAVPath(segments: [domain] + path), trailingSlash: false, provider: provider,
+                                   permission: .readWrite)
+        return WriteConditions(principal: user, tokens: try await exchange.evaluateIfHeader())
+    }
+
     /// The request's Destination on this server.
     /// - Parameter usage: what a missing header's answer suggests.
     static func destination(of request: Request, usage: String) throws -> DAVPath {
