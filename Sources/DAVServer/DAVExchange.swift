@@ -57,7 +57,6 @@ struct DAVExchange: Sendable {
         NextcloudPath.unmounted(destination, user: user)
     }
 
-    /// The href of a lock's root, as a 423 and `lockdiscovery` name it.
     /// Runs `body`, turning a provider's refusal into its DAV error under
     /// this exchange's mount (a lock's root named in the client's tree).
     func mounted<T>(_ body: () async throws -> T) async throws -> T {
@@ -68,6 +67,7 @@ struct DAVExchange: Sendable {
         }
     }
 
+    /// The href of a lock's root, as a 423 and `lockdiscovery` name it.
     func lockRootHref(_ lock: Lock, provider: Provider) async throws -> String {
         let root = try await provider.lockRoot(of: lock)
         return href(root.path, isFolder: root.isFolder)

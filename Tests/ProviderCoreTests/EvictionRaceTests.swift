@@ -49,12 +49,14 @@ struct EvictionRaceTests {
         defer { f.cleanUp() }
         try f.write("upstream version", "a.txt")
         let listed = try #require(try await f.provider.item(at: ["a.txt"]))
-        var held: (item: Item, file: URL, lease: ReadLease)? = try await f.provider.contents(of: listed, at: ["a.txt"])
-        let chosen = try #require(try await f.provider.item(at: ["a.txt"]))
-        #expect(try await f.provider.evict(chosen.id, cachedVersion: chosen.cachedVersion) == false, "evicted under a lease")
-        #expect(try String(contentsOf: try #require(held).file, encoding: .utf8) == "upstream version")
-        held = nil
-        #expect(held == nil)
+        let chosen: Item
+        do {
+            let held = try await f.provider.contents(of: listed, at: ["a.txt"])
+            chosen = try #require(try await f.provider.item(at: ["a.txt"]))
+            #expect(try await f.provider.evict(chosen.id, cachedVersion: chosen.cachedVersion) == false, "evicted under a lease")
+            #expect(try String(contentsOf: held.file, encoding: .utf8) == "upstream version")
+            withExtendedLifetime(held.lease) {}
+        }
         #expect(try await f.provider.evict(chosen.id, cachedVersion: chosen.cachedVersion), "the lease outlived its holder")
     }
 }

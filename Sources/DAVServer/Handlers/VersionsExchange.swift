@@ -47,9 +47,12 @@ struct VersionsExchange {
         case ("COPY", let version?):
             return try await restore(provider, domain: domain, path: path, version: version)
         case ("DELETE", let version?):
-            // A conflict copy is a file of the domain: its locks count.
-            let conditions = try await ServiceView.writeConditions(request, context: context, settings: settings, user: user,
-                                                                   at: Array(path.dropLast()) + [version.id], in: domain, provider: provider)
+            // A conflict copy is a file of the domain: its locks and
+            // conditions count. A stored version is no resource of it.
+            let conditions = version.isConflictCopy
+                ? try await ServiceView.writeConditions(request, context: context, settings: settings, user: user,
+                                                        at: Array(path.dropLast()) + [version.id], in: domain, provider: provider)
+                : .unconditional
             try await provider.deleteVersion(of: path, id: version.id, conditions: conditions)
             return DAVExchange.response(.noContent)
         case ("GET", nil), ("HEAD", nil), ("COPY", nil), ("DELETE", nil):
@@ -119,8 +122,10 @@ struct VersionsExchange {
         if !overwrite, try await provider.item(at: target) != nil {
             throw DAVError(.preconditionFailed, "the destination exists and Overwrite is F")
         }
-        let conditions = try await ServiceView.writeConditions(request, context: context, settings: settings, user: user,
+        var conditions = try await ServiceView.writeConditions(request, context: context, settings: settings, user: user,
                                                                at: target, in: domain, provider: provider)
+        // Still nothing there when the restore commits.
+        if !overwrite { conditions.judgedAgainst = .absent }
         let outcome: Provider.WriteOutcome
         do {
             outcome = try await provider.restoreVersion(of: path, id: version.id, to: target, conditions: conditions)

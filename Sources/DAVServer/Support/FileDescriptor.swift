@@ -45,25 +45,21 @@ final class FileDescriptor: Sendable {
         return FileDescriptor(fd)
     }
 
-    /// Appends the buffers in order on the calling thread (a blocking
-    /// one); returns the byte count.
-    func writeNow(_ buffers: [ByteBuffer]) throws -> Int64 {
-        var total: Int64 = 0
-        for buffer in buffers {
-            total += try buffer.withUnsafeReadableBytes { raw in
-                var done = 0
-                while done < raw.count {
-                    let n = Glibc.write(self.fd, raw.baseAddress! + done, raw.count - done)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        throw Self.error("cannot write upload file", errno)
-                    }
-                    done += n
+    /// Appends the buffer on the calling thread (a blocking one); returns
+    /// the byte count.
+    func writeNow(_ buffer: ByteBuffer) throws -> Int64 {
+        try buffer.withUnsafeReadableBytes { raw in
+            var done = 0
+            while done < raw.count {
+                let n = Glibc.write(self.fd, raw.baseAddress! + done, raw.count - done)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw Self.error("cannot write upload file", errno)
                 }
-                return Int64(done)
+                done += n
             }
+            return Int64(done)
         }
-        return total
     }
 
     func sync() async throws {

@@ -37,16 +37,20 @@ enum ServiceView {
     }
 
     /// The conditions of a change a view makes at `path` of `domain` (a
-    /// restore's destination, a conflict copy removed): the request's `If`
-    /// header judged there as for a write to that path (412 when it fails),
-    /// and the lock tokens it submits, so a lock's owner may restore onto
-    /// or remove what their lock covers.
+    /// restore's destination, a conflict copy removed), judged as for a
+    /// write to that path: `If` (its lock tokens submitted), `If-Match`,
+    /// `If-None-Match` and `If-Unmodified-Since` (412 when one fails), and
+    /// what they were judged against carried to the commit, so a change
+    /// landing in between fails the request rather than being replaced.
     static func writeConditions(_ request: Request, context: DAVRequestContext, settings: DAVServerSettings, user: String,
                                 at path: ItemPath, in domain: String, provider: Provider) async throws -> WriteConditions {
         let exchange = DAVExchange(request: request, context: context, settings: settings, user: user,
                                    path: DAVPath(segments: [domain] + path), trailingSlash: false, provider: provider,
                                    permission: .readWrite)
-        return WriteConditions(principal: user, tokens: try await exchange.evaluateIfHeader())
+        let submitted = try await exchange.evaluateIfHeader()
+        let existing = try await provider.item(at: path)
+        try exchange.checkWriteConditions(existing)
+        return exchange.writeConditions(submitted: submitted, judging: existing)
     }
 
     /// The request's Destination on this server.
