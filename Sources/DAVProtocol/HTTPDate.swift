@@ -15,14 +15,88 @@ public enum HTTPDate {
     /// `Sun, 06 Nov 1994 08:49:37 GMT`. Fractions of a second are truncated.
     public static func rfc1123(_ date: Date) -> String {
         let t = Civil(date)
-        return "\(weekdays[t.weekday]), \(pad2(t.day)) \(months[t.month - 1]) \(pad4(t.year)) "
-            + "\(pad2(t.hour)):\(pad2(t.minute)):\(pad2(t.second)) GMT"
+        guard (0...9999).contains(t.year) else {
+            return "\(weekdays[t.weekday]), \(pad2(t.day)) \(months[t.month - 1]) \(pad4(t.year)) "
+                + "\(pad2(t.hour)):\(pad2(t.minute)):\(pad2(t.second)) GMT"
+        }
+        // Written byte by byte: a PROPFIND of a large folder formats two
+        // dates a member, and the interpolated form allocated a string for
+        // every field.
+        return String(unsafeUninitializedCapacity: 29) { out in
+            var writer = FixedWriter(out)
+            writer.letters(weekdayLetters, at: t.weekday)
+            writer.ascii(", ")
+            writer.digits(t.day, 2)
+            writer.ascii(" ")
+            writer.letters(monthLetters, at: t.month - 1)
+            writer.ascii(" ")
+            writer.digits(t.year, 4)
+            writer.ascii(" ")
+            writer.clock(t)
+            writer.ascii(" GMT")
+            return writer.count
+        }
     }
 
     /// `creationdate` (RFC 4918 section 15.1, RFC 3339): `1997-12-01T17:42:21Z`.
     public static func iso8601(_ date: Date) -> String {
         let t = Civil(date)
-        return "\(pad4(t.year))-\(pad2(t.month))-\(pad2(t.day))T\(pad2(t.hour)):\(pad2(t.minute)):\(pad2(t.second))Z"
+        guard (0...9999).contains(t.year) else {
+            return "\(pad4(t.year))-\(pad2(t.month))-\(pad2(t.day))T\(pad2(t.hour)):\(pad2(t.minute)):\(pad2(t.second))Z"
+        }
+        return String(unsafeUninitializedCapacity: 20) { out in
+            var writer = FixedWriter(out)
+            writer.digits(t.year, 4)
+            writer.ascii("-")
+            writer.digits(t.month, 2)
+            writer.ascii("-")
+            writer.digits(t.day, 2)
+            writer.ascii("T")
+            writer.clock(t)
+            writer.ascii("Z")
+            return writer.count
+        }
+    }
+
+    private static let weekdayLetters = Array("SunMonTueWedThuFriSat".utf8)
+    private static let monthLetters = Array("JanFebMarAprMayJunJulAugSepOctNovDec".utf8)
+
+    /// Writes ASCII into a string's uninitialized storage of known size.
+    private struct FixedWriter {
+        let out: UnsafeMutableBufferPointer<UInt8>
+        var count = 0
+
+        init(_ out: UnsafeMutableBufferPointer<UInt8>) { self.out = out }
+
+        mutating func ascii(_ text: StaticString) {
+            for k in 0..<text.utf8CodeUnitCount { out[count + k] = text.utf8Start[k] }
+            count += text.utf8CodeUnitCount
+        }
+
+        /// The `index`th three-letter name of `table`.
+        mutating func letters(_ table: [UInt8], at index: Int) {
+            for k in 0..<3 { out[count + k] = table[index * 3 + k] }
+            count += 3
+        }
+
+        /// `n` in `width` decimal digits, zero-padded (n < 10^width).
+        mutating func digits(_ n: Int, _ width: Int) {
+            var rest = n
+            for k in stride(from: width - 1, through: 0, by: -1) {
+                out[count + k] = UInt8(48 + rest % 10)
+                rest /= 10
+            }
+            count += width
+        }
+
+        /// `HH:MM:SS`.
+        mutating func clock(_ t: Civil) {
+            digits(t.hour, 2)
+            ascii(":")
+            digits(t.minute, 2)
+            ascii(":")
+            digits(t.second, 2)
+        }
     }
 
     /// Parses the three formats a recipient must accept (RFC 9110 section 5.6.7):

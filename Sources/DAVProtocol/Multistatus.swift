@@ -34,7 +34,8 @@ public enum Multistatus {
     /// - Parameter href: the already percent-encoded href (``DAVPath/href(collection:)``);
     ///   it is XML-escaped here.
     public static func response(href: String, propstats: [PropStat]) -> String {
-        var out = "<D:response><D:href>\(XMLEscaping.text(href))</D:href>"
+        var out = ""
+        openResponse(href: href, into: &out)
         for propstat in propstats {
             out += "<D:propstat><D:prop>"
             for property in propstat.properties { out += property }
@@ -43,9 +44,30 @@ public enum Multistatus {
             if let description = propstat.description { out += responseDescription(description) }
             out += "</D:propstat>"
         }
-        out += "</D:response>"
+        out += closeResponse
         return out
     }
+
+    /// The parts of ``response(href:propstats:)`` for writing a response in
+    /// place (a PROPFIND's thousands of members, without an array of
+    /// strings each): `<D:response><D:href>…</D:href>`, then propstats
+    /// (``appendPropstat(status:properties:into:)``), then ``closeResponse``.
+    public static func openResponse(href: String, into out: inout String) {
+        out += "<D:response><D:href>"
+        out += XMLEscaping.text(href)
+        out += "</D:href>"
+    }
+
+    /// A `<D:propstat>` of already rendered properties.
+    public static func appendPropstat(status: Int, properties: String, into out: inout String) {
+        out += "<D:propstat><D:prop>"
+        out += properties
+        out += "</D:prop><D:status>"
+        out += StatusLine.line(status)
+        out += "</D:status></D:propstat>"
+    }
+
+    public static let closeResponse = "</D:response>"
 
     /// A `<D:response>` with a status only (DELETE, COPY, MOVE, LOCK failures
     /// on members: section 9.6.1, 9.8.5, 9.10.6).

@@ -3,8 +3,12 @@
 public enum StatusLine {
     /// `HTTP/1.1 424 Failed Dependency`.
     public static func line(_ code: Int) -> String {
-        "HTTP/1.1 \(code) \(reason(code))"
+        // Every property of a PROPFIND's members is under this one.
+        if code == 200 { return ok }
+        return "HTTP/1.1 \(code) \(reason(code))"
     }
+
+    private static let ok = "HTTP/1.1 200 OK"
 
     /// The reason phrase (RFC 9110 section 15, RFC 4918 section 11, RFC 6585);
     /// `Unknown` for codes davgate never sends.

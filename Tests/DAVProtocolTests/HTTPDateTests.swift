@@ -15,6 +15,9 @@ import Testing
         (2_147_483_648, "Tue, 19 Jan 2038 03:14:08 GMT"),
         (4_102_444_799, "Thu, 31 Dec 2099 23:59:59 GMT"),
         (784_111_777.999, "Sun, 06 Nov 1994 08:49:37 GMT"),
+        (-36_921_657_600, "Sat, 01 Jan 0800 00:00:00 GMT"),
+        (253_402_300_799, "Fri, 31 Dec 9999 23:59:59 GMT"),
+        (253_402_300_800, "Sat, 01 Jan 10000 00:00:00 GMT"),
     ])
     func rfc1123(seconds: Double, text: String) {
         #expect(HTTPDate.rfc1123(Date(timeIntervalSince1970: seconds)) == text)
@@ -23,6 +26,8 @@ import Testing
     @Test func iso8601() {
         #expect(HTTPDate.iso8601(Date(timeIntervalSince1970: 880_998_141)) == "1997-12-01T17:42:21Z")
         #expect(HTTPDate.iso8601(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
+        #expect(HTTPDate.iso8601(Date(timeIntervalSince1970: -36_921_657_600)) == "0800-01-01T00:00:00Z")
+        #expect(HTTPDate.iso8601(Date(timeIntervalSince1970: 253_402_300_800)) == "10000-01-01T00:00:00Z")
     }
 
     @Test(arguments: [

@@ -26,6 +26,38 @@ import Testing
         #expect(PropertyXML.empty(XMLName("", "nullns")) == "<nullns xmlns=\"\"/>")
     }
 
+    @Test("PropertyTags, rendered once, write what PropertyXML writes: each namespace form, escaped text, an empty value")
+    func propertyTagsMatchPropertyXML() {
+        let names = [XMLName.dav("displayname"), XMLName("http://apache.org/dav/props/", "executable"),
+                     XMLName("urn:a\"b", "p"), XMLName("", "nullns")]
+        for name in names {
+            let tags = PropertyTags(name)
+            for value in ["a & <b>", "plain", "", "\u{1}"] {
+                var out = "before"
+                tags.append(text: value, to: &out)
+                #expect(out == "before" + PropertyXML.text(name, value), "\(name) \(value.debugDescription)")
+            }
+            var element = ""
+            tags.append(valueXML: "<D:collection/>", to: &element)
+            #expect(element == PropertyXML.element(name, valueXML: "<D:collection/>"))
+            #expect(tags.empty == PropertyXML.empty(name))
+        }
+    }
+
+    @Test("a response written in parts is the response built from propstats")
+    func multistatusResponseInParts() {
+        let href = DAVPath(segments: ["a&b <c>", "ü"]).href(collection: false)
+        let found = [PropertyXML.text(.dav("getetag"), "\"1\""), PropertyXML.empty(.dav("resourcetype"))]
+        let missing = [PropertyXML.empty(XMLName("urn:x", "gone"))]
+        var out = ""
+        Multistatus.openResponse(href: href, into: &out)
+        Multistatus.appendPropstat(status: 200, properties: found.joined(), into: &out)
+        Multistatus.appendPropstat(status: 404, properties: missing.joined(), into: &out)
+        out += Multistatus.closeResponse
+        #expect(out == Multistatus.response(href: href, propstats: [PropStat(status: 200, properties: found),
+                                                                    PropStat(status: 404, properties: missing)]))
+    }
+
     @Test func multistatusResponseWithPropstats() {
         let href = DAVPath(segments: ["a&b <c>", "ü"]).href(collection: true)
         let chunk = Multistatus.response(href: href, propstats: [

@@ -34,9 +34,7 @@ extension DAVExchange {
             if case .written(let written) = outcome { return answer(written, ownCloud: ownCloud) }
             throw DAVError(.badRequest, "the request body ended after \(cut.received) of \(piece.count) bytes (\(cut.cause)); those were kept, HEAD tells the offset to resume from")
         } catch {
-            provider.discardWrite(file)
-            if let error = error as? ProviderError { throw error }
-            throw DAVError(.badRequest, "the request body ended early (\(error)); nothing was stored")
+            throw bodyFailed(error, file: file, provider: provider)
         }
         guard body.count == piece.count else {
             provider.discardWrite(file)
@@ -96,25 +94,18 @@ extension DAVExchange {
         } catch {
             throw DAVError.badRequest("invalid X-Update-Range \(raw.debugDescription); use bytes=FIRST-LAST, bytes=FIRST-, bytes=-COUNT or append")
         }
-        let target = try await provider.writeTarget(itemPath, checkingUpstream: false)
-        guard let existing = target.existing else {
+        // A PUT's checks, before the body; there must be a file to patch.
+        let plan = try await planWrite(method: "PATCH")
+        guard plan.existing != nil else {
             throw DAVError(.notFound, "no file at \(path.href(collection: false)) to patch; PUT it first")
         }
-        if existing.isFolder { throw DAVError(.methodNotAllowed, "PATCH on a collection") }
-        let submitted = try await evaluateIfHeader()
-        try checkWriteConditions(existing)
-        let conditions = writeConditions(submitted: submitted, judging: existing)
-        try await provider.check(conditions, target: existing, parent: target.folder)
-        let ownCloud = try OwnCloudPut(headers)
         continueIfExpected()
         let file = provider.newWriteFile()
         let body: BodyFileWriter.Written
         do {
             body = try await BodyFileWriter.write(request.body, to: file)
         } catch {
-            provider.discardWrite(file)
-            if let error = error as? ProviderError { throw error }
-            throw DAVError(.badRequest, "the request body ended early (\(error)); nothing was changed")
+            throw bodyFailed(error, file: file, provider: provider, nothing: "nothing was changed")
         }
         let position: Provider.PatchPosition
         switch range {
@@ -133,9 +124,9 @@ extension DAVExchange {
             throw DAVError.badRequest("PATCH with an empty body changes nothing")
         }
         let started = ContinuousClock.now
-        let outcome = try await provider.patch(file, count: body.count, at: position, path: itemPath, conditions: conditions)
+        let outcome = try await provider.patch(file, count: body.count, at: position, path: itemPath, conditions: plan.conditions)
         logTransfer(context, "PATCH", path.href(collection: false), bytes: body.count, since: started)
         ServerMetrics.bytesReceived.increment(by: body.count)
-        return answer(outcome, ownCloud: ownCloud)
+        return answer(outcome, ownCloud: plan.ownCloud)
     }
 }

@@ -102,48 +102,58 @@ extension DAVExchange {
                 context.locks[item.id] = try await activeLocks(covering: item, provider: provider)
             }
         }
+        // Every member written into one string (about 800 bytes each in
+        // allprop): no string per property and no array per member.
         var out = ""
+        out.reserveCapacity(items.count * 800)
         for (item, path) in items {
-            out += renderResponse(item, path: path, query: query, dead: dead[item.id] ?? [], context: context)
+            renderResponse(item, path: path, query: query, dead: dead[item.id] ?? [], context: context, into: &out)
         }
         return out
     }
 
     func renderResponse(_ item: Item, path: ItemPath, query: PropfindRequest, dead: [DeadProperty], context: PropertyContext) -> String {
+        var out = ""
+        renderResponse(item, path: path, query: query, dead: dead, context: context, into: &out)
+        return out
+    }
+
+    func renderResponse(_ item: Item, path: ItemPath, query: PropfindRequest, dead: [DeadProperty], context: PropertyContext,
+                        into out: inout String) {
         let displayName = path.last ?? (item.id == 0 ? "" : domainName)
-        let href = item.id == 0 ? mount + "/" : self.href(path, isFolder: item.isFolder)
+        Multistatus.openResponse(href: item.id == 0 ? mount + "/" : self.href(path, isFolder: item.isFolder), into: &out)
         switch query {
         case .propname:
-            var names = LiveProperty.allCases.filter { $0.applies(to: item) }.map { PropertyXML.empty($0.name) }
-            names += dead.map { PropertyXML.empty(XMLName($0.namespace, $0.name)) }
-            return Multistatus.response(href: href, propstats: [PropStat(status: 200, properties: names)])
+            var names = ""
+            for live in LiveProperty.allCases where live.applies(to: item) { names += live.tags.empty }
+            for property in dead { names += PropertyXML.empty(XMLName(property.namespace, property.name)) }
+            Multistatus.appendPropstat(status: 200, properties: names, into: &out)
         case .allprop(let include):
-            var found = LiveProperty.allCases
-                .filter { $0.inAllprop || include.contains($0.name) }
-                .compactMap { $0.render(item, displayName: displayName, context: context) }
-            found += dead.map(\.xml)
-            return Multistatus.response(href: href, propstats: [PropStat(status: 200, properties: found)])
+            out += "<D:propstat><D:prop>"
+            for live in LiveProperty.allCases where live.inAllprop || include.contains(live.name) {
+                _ = live.render(item, displayName: displayName, context: context, into: &out)
+            }
+            for property in dead { out += property.xml }
+            out += "</D:prop><D:status>"
+            out += StatusLine.line(200)
+            out += "</D:status></D:propstat>"
         case .prop(let names):
-            var found: [String] = []
-            var missing: [String] = []
+            var found = "", missing = ""
             for name in names {
                 if let live = LiveProperty.byName[name] {
-                    if let rendered = live.render(item, displayName: displayName, context: context) {
-                        found.append(rendered)
-                    } else {
-                        missing.append(PropertyXML.empty(name))
+                    if !live.render(item, displayName: displayName, context: context, into: &found) {
+                        missing += live.tags.empty
                     }
                 } else if let property = dead.first(where: { $0.namespace == name.namespace && $0.name == name.local }) {
-                    found.append(property.xml)
+                    found += property.xml
                 } else {
-                    missing.append(PropertyXML.empty(name))
+                    missing += PropertyXML.empty(name)
                 }
             }
-            var propstats: [PropStat] = []
-            if !found.isEmpty { propstats.append(PropStat(status: 200, properties: found)) }
-            if !missing.isEmpty { propstats.append(PropStat(status: 404, properties: missing)) }
-            return Multistatus.response(href: href, propstats: propstats)
+            if !found.isEmpty { Multistatus.appendPropstat(status: 200, properties: found, into: &out) }
+            if !missing.isEmpty { Multistatus.appendPropstat(status: 404, properties: missing, into: &out) }
         }
+        out += Multistatus.closeResponse
     }
 
     /// The locks that apply to an item, as lockdiscovery renders them.

@@ -52,9 +52,7 @@ extension DAVExchange {
             provider.discardWrite(file)
             throw DAVError(.badRequest, "the request body ended early (\(cut.cause)); nothing was stored")
         } catch {
-            provider.discardWrite(file)
-            if let error = error as? ProviderError { throw error }
-            throw DAVError(.badRequest, "the request body ended early (\(error)); nothing was stored")
+            throw bodyFailed(error, file: file, provider: provider)
         }
         if let expected, expected != body.count {
             provider.discardWrite(file)
@@ -90,6 +88,15 @@ extension DAVExchange {
         let conditions = writeConditions(submitted: submitted, judging: existing)
         try await provider.check(conditions, target: existing, parent: parent)
         return PlannedWrite(provider: provider, existing: existing, conditions: conditions, ownCloud: try OwnCloudPut(headers))
+    }
+
+    /// What a body that could not be received answers, its file discarded:
+    /// the provider's own refusal (no space) as it is, anything else (the
+    /// connection ended, the framing broke) the client's 400.
+    func bodyFailed(_ error: any Error, file: URL, provider: Provider, nothing: String = "nothing was stored") -> any Error {
+        provider.discardWrite(file)
+        if let error = error as? ProviderError { return error }
+        return DAVError(.badRequest, "the request body ended early (\(error)); \(nothing)")
     }
 
     /// Hands a received body to the provider as the path's new content and

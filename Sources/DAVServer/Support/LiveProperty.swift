@@ -6,7 +6,7 @@ import ProviderCore
 /// The live properties davgate computes from the index (RFC 4918 section
 /// 15, RFC 4331 quota, Apache's `executable`). Protected: PROPPATCH may not
 /// set or remove them.
-enum LiveProperty: CaseIterable {
+enum LiveProperty: Int, CaseIterable {
     case creationdate, displayname, getcontentlength, getcontenttype, getetag, getlastmodified
     case resourcetype, supportedlock, lockdiscovery, quotaAvailableBytes, quotaUsedBytes, executable
     /// ownCloud's `oc:checksums`: the SHA-1 of content davgate received
@@ -49,13 +49,20 @@ enum LiveProperty: CaseIterable {
 
     static let byName: [XMLName: LiveProperty] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
 
+    /// Each property's tags, by its raw value.
+    private static let tagTable = allCases.map { PropertyTags($0.name) }
+    var tags: PropertyTags { Self.tagTable[rawValue] }
+
     /// RFC 4331 section 3: quota properties are only returned when named;
     /// so are ownCloud's checksums, which only its clients ask for.
     /// davgate's states need the provider, so they too come only when named.
     /// RFC 6578 section 4 keeps `sync-token` out of allprop, and RFC 3253
     /// section 3.1.5 `supported-report-set`.
     var inAllprop: Bool {
-        ![.quotaAvailableBytes, .quotaUsedBytes, .checksums, .state, .bytesCached, .syncToken, .supportedReportSet, .contentPolicy].contains(self)
+        switch self {
+        case .quotaAvailableBytes, .quotaUsedBytes, .checksums, .state, .bytesCached, .syncToken, .supportedReportSet, .contentPolicy: false
+        default: true
+        }
     }
 
     func applies(to item: Item) -> Bool {
@@ -66,37 +73,49 @@ enum LiveProperty: CaseIterable {
         }
     }
 
-    /// The rendered property element, or nil when it does not apply.
-    func render(_ item: Item, displayName: String, context: PropertyContext) -> String? {
-        guard applies(to: item) else { return nil }
+    /// Appends the rendered property element to `out`; false, with nothing
+    /// appended, when it does not apply or has no value here.
+    func render(_ item: Item, displayName: String, context: PropertyContext, into out: inout String) -> Bool {
+        guard applies(to: item) else { return false }
+        let tags = self.tags
         switch self {
-        case .creationdate: return PropertyXML.text(name, HTTPDate.iso8601(item.created))
-        case .displayname: return PropertyXML.text(name, displayName)
-        case .getcontentlength: return PropertyXML.text(name, String(item.size))
-        case .getcontenttype: return PropertyXML.text(name, ContentType.forName(item.name))
-        case .getetag: return PropertyXML.text(name, item.etag)
-        case .getlastmodified: return PropertyXML.text(name, HTTPDate.rfc1123(item.modified))
-        case .resourcetype: return item.isFolder ? PropertyXML.element(name, valueXML: "<D:collection/>") : PropertyXML.empty(name)
-        case .supportedlock: return PropertyXML.element(name, valueXML: LockXML.supportedlockValue)
+        case .creationdate: tags.append(text: HTTPDate.iso8601(item.created), to: &out)
+        case .displayname: tags.append(text: displayName, to: &out)
+        case .getcontentlength: tags.append(text: String(item.size), to: &out)
+        case .getcontenttype: tags.append(text: ContentType.forName(item.name), to: &out)
+        case .getetag: tags.append(text: item.etag, to: &out)
+        case .getlastmodified: tags.append(text: HTTPDate.rfc1123(item.modified), to: &out)
+        case .resourcetype: tags.append(valueXML: item.isFolder ? "<D:collection/>" : "", to: &out)
+        case .supportedlock: tags.append(valueXML: LockXML.supportedlockValue, to: &out)
         case .lockdiscovery:
             let locks = context.locks[item.id] ?? []
-            return locks.isEmpty ? PropertyXML.empty(name) : PropertyXML.element(name, valueXML: LockXML.lockdiscoveryValue(locks))
-        case .quotaAvailableBytes: return context.quota.map { PropertyXML.text(name, String($0.available)) }
-        case .quotaUsedBytes: return context.quota.map { PropertyXML.text(name, String($0.used)) }
-        case .executable: return PropertyXML.text(name, item.executable ? "T" : "F")
+            tags.append(valueXML: locks.isEmpty ? "" : LockXML.lockdiscoveryValue(locks), to: &out)
+        case .quotaAvailableBytes:
+            guard let quota = context.quota else { return false }
+            tags.append(text: String(quota.available), to: &out)
+        case .quotaUsedBytes:
+            guard let quota = context.quota else { return false }
+            tags.append(text: String(quota.used), to: &out)
+        case .executable: tags.append(text: item.executable ? "T" : "F", to: &out)
         case .state:
-            return context.contents[item.id].map { PropertyXML.text(name, $0.state) }
+            guard let content = context.contents[item.id] else { return false }
+            tags.append(text: content.state, to: &out)
         case .bytesCached:
-            return context.contents[item.id].map { PropertyXML.text(name, String($0.bytesCached)) }
+            guard let content = context.contents[item.id] else { return false }
+            tags.append(text: String(content.bytesCached), to: &out)
         case .checksums:
-            return item.checksum.map { PropertyXML.element(name, valueXML: "<checksum xmlns=\"\(DAVNamespace.ownCloud)\">\(XMLEscaping.text($0))</checksum>") }
+            guard let checksum = item.checksum else { return false }
+            tags.append(valueXML: "<checksum xmlns=\"\(DAVNamespace.ownCloud)\">\(XMLEscaping.text(checksum))</checksum>", to: &out)
         case .syncToken:
-            return context.syncToken.map { PropertyXML.text(name, $0) }
+            guard let token = context.syncToken else { return false }
+            tags.append(text: token, to: &out)
         case .supportedReportSet:
-            return PropertyXML.element(name, valueXML: "<D:supported-report><D:report><D:sync-collection/></D:report></D:supported-report>")
+            tags.append(valueXML: "<D:supported-report><D:report><D:sync-collection/></D:report></D:supported-report>", to: &out)
         case .contentPolicy:
-            return context.policies[item.id].map { PropertyXML.text(name, $0.policy.rawValue) }
+            guard let policy = context.policies[item.id] else { return false }
+            tags.append(text: policy.policy.rawValue, to: &out)
         }
+        return true
     }
 }
 
