@@ -26,6 +26,17 @@ import Testing
         #expect(PropertyXML.empty(XMLName("", "nullns")) == "<nullns xmlns=\"\"/>")
     }
 
+    @Test("escaping: plain ASCII comes back as it is; markup, quotes, tabs, newlines, carriage returns, controls and non-characters are handled as before")
+    func escaping() {
+        #expect(XMLEscaping.text("plain name-1.txt") == "plain name-1.txt")
+        #expect(XMLEscaping.text("say \"hi\"\tto\nme") == "say \"hi\"\tto\nme")
+        #expect(XMLEscaping.attribute("say \"hi\"\tto\nme") == "say &quot;hi&quot;&#9;to&#10;me")
+        #expect(XMLEscaping.text("a & <b> c\r") == "a &amp; &lt;b&gt; c&#13;")
+        #expect(XMLEscaping.text("bell\u{7}here\u{7F}") == "bellhere\u{7F}")
+        #expect(XMLEscaping.text("Grüße 日本 😀") == "Grüße 日本 😀")
+        #expect(XMLEscaping.text("x\u{FFFE}y&") == "xy&amp;")
+    }
+
     @Test("PropertyTags, rendered once, write what PropertyXML writes: each namespace form, escaped text, an empty value")
     func propertyTagsMatchPropertyXML() {
         let names = [XMLName.dav("displayname"), XMLName("http://apache.org/dav/props/", "executable"),
