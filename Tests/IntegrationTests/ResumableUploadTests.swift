@@ -125,6 +125,8 @@ struct ResumableUploadTests {
             #expect(beyond.status == 416 && beyond.header("Content-Range") == "bytes */\(expected.utf8.count)", "\(beyond.headers)")
             #expect(try await patch("bytes=0-9", "short").status == 400, "a body shorter than its range")
             #expect(try await patch("append", "x", path: "/files/missing.txt").status == 404)
+            #expect(try await patch("append", "x", path: "/files/missing.txt", extra: [("If-Match", "\"nothing\"")]).status == 404,
+                    "404 before the precondition (RFC 9110 section 13.2.1)")
             let lock = try await client.send("LOCK", "/files/notes.txt", headers: [("Timeout", "Second-60")], body: """
                 <?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>
                 """)

@@ -94,11 +94,13 @@ extension DAVExchange {
         } catch {
             throw DAVError.badRequest("invalid X-Update-Range \(raw.debugDescription); use bytes=FIRST-LAST, bytes=FIRST-, bytes=-COUNT or append")
         }
-        // A PUT's checks, before the body; there must be a file to patch.
+        // A file to patch, first: a request that fails without its
+        // preconditions ignores them (RFC 9110 section 13.2.1), so 404
+        // comes before If-Match, If and locks. Then a PUT's checks.
+        let nothing = DAVError(.notFound, "no file at \(path.href(collection: false)) to patch; PUT it first")
+        guard try await provider.writeTarget(itemPath, checkingUpstream: false).existing != nil else { throw nothing }
         let plan = try await planWrite(method: "PATCH")
-        guard plan.existing != nil else {
-            throw DAVError(.notFound, "no file at \(path.href(collection: false)) to patch; PUT it first")
-        }
+        guard plan.existing != nil else { throw nothing }
         continueIfExpected()
         let file = provider.newWriteFile()
         let body: BodyFileWriter.Written
