@@ -69,7 +69,7 @@ extension Provider {
             }
             result = try await replacement()
         }
-        cache.remove(try await index.delete(id: target.id))
+        cache.removeLater(items: try await index.delete(id: target.id))
         return result!
     }
 

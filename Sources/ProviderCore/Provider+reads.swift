@@ -232,7 +232,7 @@ extension Provider {
             if let entry = try await store.stat(path) {
                 _ = try await accept(entry, for: item)
             } else {
-                cache.remove(try await index.delete(id: item.id))
+                cache.removeLater(items: try await index.delete(id: item.id))
             }
         } catch {
             logger.warning("cannot learn the upstream's new version", metadata: ["path": "\(Self.display(path))", "error": "\(error)"])

@@ -26,7 +26,7 @@ extension Provider {
             return item
         }
         guard let entry, !entry.isFolder else {
-            cache.remove(try await index.delete(id: item.id))
+            cache.removeLater(items: try await index.delete(id: item.id))
             return nil
         }
         guard entry.version != item.upstreamVersion || entry.size != item.size else { return item }

@@ -78,7 +78,7 @@ extension Provider {
                            metadata: ["path": "\(Self.display(path))", "error": "\(error)"])
             return false
         }
-        cache.remove(try await index.delete(id: target.id))
+        cache.removeLater(items: try await index.delete(id: target.id))
         guard trashed else { return true }
         try await index.insertTrashEntry(entry, domain: domain)
         logger.info("moved to the trash", metadata: ["path": "\(Self.display(path))", "entry": "\(entry.name)", "bytes": "\(size)"])

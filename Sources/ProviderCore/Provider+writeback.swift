@@ -206,7 +206,7 @@ extension Provider {
         let ids = [item.id] + (item.isFolder ? try await index.descendants(of: item.id).map(\.id) : [])
         try await uploadSlots.withHeld(Set(ids)) {
             try await delete()
-            cache.removeOutbox(try await index.dropJournal(of: ids))
+            cache.removeLater(outbox: try await index.dropJournal(of: ids))
         }
     }
 

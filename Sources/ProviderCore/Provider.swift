@@ -198,7 +198,7 @@ public final class Provider: Sendable {
                 }
             } catch ProviderError.upstream(.notFound) where !folder.isRoot {
                 if before == generation.withLockedValue({ $0 }) {
-                    cache.remove(try await index.delete(id: folder.id))
+                    cache.removeLater(items: try await index.delete(id: folder.id))
                 }
                 return false
             } catch ProviderError.upstream(let error) {

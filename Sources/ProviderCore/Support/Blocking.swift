@@ -18,3 +18,9 @@ let blockingPool: NIOThreadPool = {
 public func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await blockingPool.runIfActive(body)
 }
+
+/// Runs `body` on `blockingPool` without waiting for it: clean-up that
+/// nothing waits for and that may be lost to a stop (`ContentCache.removeLater`).
+func blockingLater(_ body: @escaping @Sendable () -> Void) {
+    blockingPool.submit { _ in body() }
+}

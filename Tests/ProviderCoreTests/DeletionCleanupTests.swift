@@ -1,0 +1,69 @@
+import Foundation
+@testable import ProviderCore
+import Testing
+
+/// A DELETE answers once the upstream and the index have let go; the local
+/// files of what it removed (content files, outbox files of uploads it
+/// dropped) are unlinked after, off the request's path. These tests hold
+/// that they do go, and only they.
+@Suite("files of deleted items are removed after the answer")
+struct DeletionCleanupTests {
+    func put(_ f: Fixture, _ text: String, at path: ItemPath) async throws -> Item {
+        let file = f.provider.newWriteFile()
+        try text.write(to: file, atomically: false, encoding: .utf8)
+        return try await f.provider.write(WriteRequest(path: path, file: file, size: Int64(text.utf8.count),
+                                                       conditions: .unconditional)).item
+    }
+
+    /// Waits until `done` holds, at most `prompt`.
+    func eventually(_ done: () throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + prompt
+        while ContinuousClock.now < deadline {
+            if try done() { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try done()
+    }
+
+    func outboxNames(_ f: Fixture) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: f.provider.cache.outbox.path)
+    }
+
+    @Test("a folder's DELETE with uploads pending: its content and outbox files go, a file outside keeps both", arguments: [false, true])
+    func folderWithPendingUploads(trash: Bool) async throws {
+        let f = try Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600),
+                            trash: trash ? TrashPolicy() : nil)
+        defer { f.cleanUp() }
+        _ = try await f.provider.makeFolder(at: ["d"])
+        var inside: [Item] = []
+        for n in 0..<20 { inside.append(try await put(f, "body \(n)", at: ["d", "f\(n).txt"])) }
+        let outside = try await put(f, "stays", at: ["outside.txt"])
+        #expect(try outboxNames(f).count == 21, "every write waits in the outbox")
+
+        try await f.provider.delete(at: ["d"])
+        #expect(try await f.provider.item(at: ["d"]) == nil)
+        for item in inside { #expect(try await f.provider.index.item(id: item.id) == nil) }
+
+        let gone = try await eventually {
+            try inside.allSatisfy { !f.provider.cache.hasFile(for: $0.id) } && outboxNames(f).count == 1
+        }
+        let outbox = try outboxNames(f)
+        #expect(gone, "content files left: \(inside.filter { f.provider.cache.hasFile(for: $0.id) }.count), outbox: \(outbox)")
+        #expect(f.provider.cache.hasFile(for: outside.id))
+        let entry = try #require(try await f.provider.index.journal(domain: "files").first)
+        #expect(try outboxNames(f) == [entry.file])
+        #expect(f.provider.cache.holds(entry.file, for: outside.id), "the remaining write's outbox file is its content")
+        #expect(try String(contentsOfFile: f.provider.cache.path(for: outside.id), encoding: .utf8) == "stays")
+    }
+
+    @Test("a file's DELETE after its upload: its content file goes")
+    func uploadedFile() async throws {
+        let f = try Fixture(writeMode: .through)
+        defer { f.cleanUp() }
+        let item = try await put(f, "uploaded", at: ["a.txt"])
+        #expect(f.provider.cache.hasFile(for: item.id))
+        try await f.provider.delete(at: ["a.txt"])
+        #expect(try await eventually { !f.provider.cache.hasFile(for: item.id) })
+        #expect(!FileManager.default.fileExists(atPath: f.upstream.appendingPathComponent("a.txt").path))
+    }
+}
