@@ -6,11 +6,16 @@ public enum ContentType {
     /// `notes.txt`; `application/octet-stream` when the extension is unknown or
     /// there is none (a leading dot, as in `.bashrc`, is not an extension).
     public static func forName(_ name: String) -> String {
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return fallback }
-        let ext = name[name.index(after: dot)...].lowercased()
-        guard let type = table[ext] else { return fallback }
-        return type.hasPrefix("text/") ? type + "; charset=utf-8" : type
+        // Among the bytes, not the characters: every PROPFIND member asks,
+        // and a scan by Character costs more than the rest of this.
+        let bytes = name.utf8
+        guard let dot = bytes.lastIndex(of: UInt8(ascii: ".")), dot != bytes.startIndex else { return fallback }
+        let ext = Substring(bytes[bytes.index(after: dot)...])
+        return served[String(ext)] ?? served[ext.lowercased()] ?? fallback
     }
+
+    /// `table` as served: text with its charset.
+    private static let served = table.mapValues { $0.hasPrefix("text/") ? $0 + "; charset=utf-8" : $0 }
 
     /// What an unknown file is served as.
     public static let fallback = "application/octet-stream"

@@ -71,6 +71,14 @@ public struct DAVPath: Hashable, Sendable, CustomStringConvertible {
         return out
     }
 
+    /// Appends one member's segment to its collection's href (which ends
+    /// in `/`), in NFC as `href(collection:)` would encode it: a listing
+    /// encodes its folder's href once, not once per member.
+    public static func appendSegment(_ segment: String, collection: Bool, to href: inout String) {
+        PercentEncoding.appendEncoded(nfc(segment), to: &href)
+        if collection { href += "/" }
+    }
+
     /// Parses an HTTP request target (RFC 9110 section 7.1, RFC 3986).
     ///
     /// Accepts the origin form (`/a/b%20c/`) and the absolute form

@@ -129,4 +129,18 @@ import Testing
         #expect(p.description == "/a/b/c")
         #expect(DAVPath.root.description == "/")
     }
+
+    /// A listing encodes its folder's href once and appends each member:
+    /// that must be the href the member's own path gives.
+    @Test(arguments: [
+        ([String](), "plain.txt"), (["a"], "with space"), (["a", "b c"], "café"), (["x"], "100%"),
+        (["x"], "q?#[]"), (["日本"], "語"), (["a"], "e\u{301}"),
+    ])
+    func memberHrefFromItsFolders(parent: [String], name: String) {
+        for collection in [false, true] {
+            var href = DAVPath(segments: parent).href(collection: true)
+            DAVPath.appendSegment(name, collection: collection, to: &href)
+            #expect(href == DAVPath(segments: parent + [name]).href(collection: collection))
+        }
+    }
 }

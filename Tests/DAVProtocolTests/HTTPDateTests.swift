@@ -86,6 +86,12 @@ import Testing
         (".bashrc", "application/octet-stream"),
         ("file.", "application/octet-stream"),
         ("weird.xyz123", "application/octet-stream"),
+        ("SHOUT.TXT", "text/plain; charset=utf-8"),
+        ("Photo.JpG", "image/jpeg"),
+        ("café.html", "text/html; charset=utf-8"),
+        ("日本語.pdf", "application/pdf"),
+        ("a.b.c", "text/x-c; charset=utf-8"),
+        ("a.c.zzz", "application/octet-stream"),
     ])
     func byExtension(name: String, type: String) {
         #expect(ContentType.forName(name) == type)

@@ -48,7 +48,7 @@ extension DAVExchange {
         guard let source, let range else {
             return Response(status: status, headers: fields)
         }
-        return Response(status: status, headers: fields, body: source.body(range: range, holding: lease))
+        return Response(status: status, headers: fields, body: try source.body(range: range, holding: lease))
     }
 
     /// Opens the bytes to serve and tells the item and size they belong to:
@@ -99,10 +99,10 @@ extension DAVExchange {
         case download(Download)
 
         /// `lease` lives as long as the body does.
-        func body(range: ClosedRange<Int64>, holding lease: ReadLease) -> ResponseBody {
+        func body(range: ClosedRange<Int64>, holding lease: ReadLease) throws -> ResponseBody {
             switch self {
             case .file(let file):
-                return file.body(range: range, holding: lease)
+                return try file.body(range: range, holding: lease)
             case .download(let download):
                 return FileDescriptor.body(range: range, open: { FileDescriptor(try download.openForReading()) },
                                            available: { _ = lease; return try await download.bytes(upTo: $0) })

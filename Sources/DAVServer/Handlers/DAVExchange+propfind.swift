@@ -9,8 +9,9 @@ import ProviderCore
 
 extension DAVExchange {
     /// PROPFIND (RFC 4918 section 9.1). Everything comes from the index, never
-    /// from content. The 207 body streams: the target first, then members
-    /// page by page, so memory does not grow with the size of a folder.
+    /// from content. A Depth 0 answer (or a file's) goes whole, with its
+    /// length; a deeper one streams: the target first, then members page
+    /// by page, so memory does not grow with the size of a folder.
     func propfind() async throws -> Response {
         let depth = try parseDepth() ?? .infinity
         if depth == .infinity && !settings.propfindInfinity {
@@ -36,32 +37,42 @@ extension DAVExchange {
             guard try await provider.refreshIfStale(target) else { throw DAVError(.notFound, "no such resource: gone upstream") }
         }
         let first = try await renderPage([(target, itemPath)], provider: provider, query: query, quota: quota, hasLocks: hasLocks)
+        var fields = HTTPFields()
+        fields[.contentType] = "application/xml; charset=utf-8"
+        guard depth != .zero && target.isFolder else {
+            // One response: whole, with its length, sent with the head in
+            // one write (a streamed body flushed the head on its own and
+            // went chunked).
+            var out = ByteBuffer()
+            out.writeString(Multistatus.header)
+            out.writeString(first)
+            out.writeString(Multistatus.footer)
+            return Response(status: Self.multiStatus, headers: fields, body: ResponseBody(byteBuffer: out))
+        }
         let exchange = self
         let body = ResponseBody { writer in
             var out = ByteBuffer()
             out.writeString(Multistatus.header)
             out.writeString(first)
-            if depth != .zero && target.isFolder {
-                var folders: [(Item, ItemPath)] = [(target, exchange.itemPath)]
-                while !folders.isEmpty {
-                    let (folder, folderPath) = folders.removeFirst()
-                    if folder.id != target.id {
-                        guard try await provider.refreshIfStale(folder) else { continue }
+            var folders: [(Item, ItemPath)] = [(target, exchange.itemPath)]
+            while !folders.isEmpty {
+                let (folder, folderPath) = folders.removeFirst()
+                if folder.id != target.id {
+                    guard try await provider.refreshIfStale(folder) else { continue }
+                }
+                var after: String?
+                while true {
+                    let page = try await provider.children(of: folder, after: after, limit: 500)
+                    guard let last = page.last else { break }
+                    after = last.name
+                    let members = page.map { ($0, folderPath + [$0.name]) }
+                    out.writeString(try await exchange.renderPage(members, provider: provider, query: query, quota: quota, hasLocks: hasLocks))
+                    if depth == .infinity {
+                        folders += members.filter { $0.0.isFolder }
                     }
-                    var after: String?
-                    while true {
-                        let page = try await provider.children(of: folder, after: after, limit: 500)
-                        guard let last = page.last else { break }
-                        after = last.name
-                        let members = page.map { ($0, folderPath + [$0.name]) }
-                        out.writeString(try await exchange.renderPage(members, provider: provider, query: query, quota: quota, hasLocks: hasLocks))
-                        if depth == .infinity {
-                            folders += members.filter { $0.0.isFolder }
-                        }
-                        if out.readableBytes > 64 * 1024 {
-                            try await writer.write(out)
-                            out = ByteBuffer()
-                        }
+                    if out.readableBytes > 64 * 1024 {
+                        try await writer.write(out)
+                        out = ByteBuffer()
                     }
                 }
             }
@@ -69,8 +80,6 @@ extension DAVExchange {
             try await writer.write(out)
             try await writer.finish(nil)
         }
-        var fields = HTTPFields()
-        fields[.contentType] = "application/xml; charset=utf-8"
         return Response(status: Self.multiStatus, headers: fields, body: body)
     }
 
@@ -106,22 +115,39 @@ extension DAVExchange {
         // allprop): no string per property and no array per member.
         var out = ""
         out.reserveCapacity(items.count * 800)
+        // Members of one folder share its href: it is encoded once, each
+        // member adding its own name.
+        var folder: (path: ArraySlice<String>, href: String)?
         for (item, path) in items {
-            renderResponse(item, path: path, query: query, dead: dead[item.id] ?? [], context: context, into: &out)
+            var href: String
+            if let name = path.last, item.id != 0 {
+                let parent = path.dropLast()
+                if folder?.path != parent { folder = (parent, self.href(Array(parent), isFolder: true)) }
+                href = folder!.href
+                DAVPath.appendSegment(name, collection: item.isFolder, to: &href)
+            } else {
+                href = self.href(of: item, at: path)
+            }
+            renderResponse(item, path: path, href: href, query: query, dead: dead[item.id] ?? [], context: context, into: &out)
         }
         return out
     }
 
     func renderResponse(_ item: Item, path: ItemPath, query: PropfindRequest, dead: [DeadProperty], context: PropertyContext) -> String {
         var out = ""
-        renderResponse(item, path: path, query: query, dead: dead, context: context, into: &out)
+        renderResponse(item, path: path, href: href(of: item, at: path), query: query, dead: dead, context: context, into: &out)
         return out
     }
 
-    func renderResponse(_ item: Item, path: ItemPath, query: PropfindRequest, dead: [DeadProperty], context: PropertyContext,
-                        into out: inout String) {
+    /// The href a multistatus names `item` by (the server root's is the mount's).
+    private func href(of item: Item, at path: ItemPath) -> String {
+        item.id == 0 ? mount + "/" : href(path, isFolder: item.isFolder)
+    }
+
+    func renderResponse(_ item: Item, path: ItemPath, href: String, query: PropfindRequest, dead: [DeadProperty],
+                        context: PropertyContext, into out: inout String) {
         let displayName = path.last ?? (item.id == 0 ? "" : domainName)
-        Multistatus.openResponse(href: item.id == 0 ? mount + "/" : self.href(path, isFolder: item.isFolder), into: &out)
+        Multistatus.openResponse(href: href, into: &out)
         switch query {
         case .propname:
             var names = ""

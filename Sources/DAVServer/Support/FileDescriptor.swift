@@ -26,7 +26,8 @@ final class FileDescriptor: Sendable {
         return try await blocking { try self.readNow(at: offset, count: count) }
     }
 
-    private func readNow(at offset: Int64, count: Int) throws -> ByteBuffer {
+    /// `read(at:count:)` on the calling thread.
+    func readNow(at offset: Int64, count: Int) throws -> ByteBuffer {
         var buffer = ByteBufferAllocator().buffer(capacity: count)
         var result = 0
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
