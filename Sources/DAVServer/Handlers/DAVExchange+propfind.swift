@@ -66,7 +66,10 @@ extension DAVExchange {
                     guard let last = page.last else { break }
                     after = last.name
                     let members = page.map { ($0, folderPath + [$0.name]) }
-                    out.writeString(try await exchange.renderPage(members, provider: provider, query: query, quota: quota, hasLocks: hasLocks))
+                    let rendered = try await exchange.renderPage(members, provider: provider, query: query, quota: quota, hasLocks: hasLocks)
+                    // Grown once to fit, not doubled (and copied) on the way.
+                    out.reserveCapacity(minimumWritableBytes: rendered.utf8.count)
+                    out.writeString(rendered)
                     if depth == .infinity {
                         folders += members.filter { $0.0.isFolder }
                     }
@@ -112,9 +115,10 @@ extension DAVExchange {
             }
         }
         // Every member written into one string (about 800 bytes each in
-        // allprop): no string per property and no array per member.
+        // allprop, more with long names): no string per property and no
+        // array per member, and room enough that it is seldom grown.
         var out = ""
-        out.reserveCapacity(items.count * 800)
+        out.reserveCapacity(items.count * 1024)
         // Members of one folder share its href: it is encoded once, each
         // member adding its own name.
         var folder: (path: ArraySlice<String>, href: String)?
