@@ -66,10 +66,7 @@ extension DAVExchange {
                     guard let last = page.last else { break }
                     after = last.name
                     let members = page.map { ($0, folderPath + [$0.name]) }
-                    let rendered = try await exchange.renderPage(members, provider: provider, query: query, quota: quota, hasLocks: hasLocks)
-                    // Grown once to fit, not doubled (and copied) on the way.
-                    out.reserveCapacity(minimumWritableBytes: rendered.utf8.count)
-                    out.writeString(rendered)
+                    out.writeString(try await exchange.renderPage(members, provider: provider, query: query, quota: quota, hasLocks: hasLocks))
                     if depth == .infinity {
                         folders += members.filter { $0.0.isFolder }
                     }
@@ -115,10 +112,9 @@ extension DAVExchange {
             }
         }
         // Every member written into one string (about 800 bytes each in
-        // allprop, more with long names): no string per property and no
-        // array per member, and room enough that it is seldom grown.
+        // allprop): no string per property and no array per member.
         var out = ""
-        out.reserveCapacity(items.count * 1024)
+        out.reserveCapacity(items.count * 800)
         // Members of one folder share its href: it is encoded once, each
         // member adding its own name.
         var folder: (path: ArraySlice<String>, href: String)?
