@@ -88,11 +88,17 @@ extension Provider {
         let kept = try await index.keptItems(domain: domain)
         let cached = try await index.cachedVersions(of: files.map(\.id))
         let lastRead = reads.withLockedValue { $0.lastRead }
-        let order = files.sorted { (lastRead[$0.id] ?? $0.modified) < (lastRead[$1.id] ?? $1.modified) }
+        // Files of items the index no longer holds first (a DELETE's, not
+        // unlinked yet): they free space and nobody can read them.
+        let order = files.sorted {
+            let (orphan0, orphan1) = (cached[$0.id] == nil, cached[$1.id] == nil)
+            if orphan0 != orphan1 { return orphan0 }
+            return (lastRead[$0.id] ?? $0.modified) < (lastRead[$1.id] ?? $1.modified)
+        }
         var freed: Int64 = 0, count = 0
         for file in order where freed < need {
             if kept.contains(file.id) { continue }
-            guard try await evict(file.id, cachedVersion: cached[file.id]) else { continue }
+            guard try await evict(file.id, cachedVersion: cached[file.id] ?? nil) else { continue }
             freed += file.bytes
             count += 1
         }
@@ -151,5 +157,21 @@ extension Provider {
         }
         logger.info("evicted \(Self.display(path)): \(report.evictedFiles) files, \(report.evictedBytes) bytes; \(report.keptFiles) kept")
         return report
+    }
+}
+
+extension Provider {
+    /// At start: removes content files of items the index no longer holds.
+    /// A DELETE unlinks them after its answer (`ContentCache.removeLater`),
+    /// so a stop or a crash right after one leaves them behind; nothing
+    /// else would, and they would count as cache forever.
+    public func removeOrphanedContent() async throws {
+        let cache = self.cache
+        let files = try await blocking { cache.contentFiles() }
+        let held = try await index.cachedVersions(of: files.map(\.id))
+        let orphans = files.filter { held[$0.id] == nil }
+        guard !orphans.isEmpty else { return }
+        try await blocking { cache.remove(orphans.map(\.id)) }
+        logger.info("cache: removed \(orphans.count) files (\(orphans.reduce(0) { $0 + $1.bytes }) bytes) of items deleted before the last stop")
     }
 }

@@ -96,6 +96,7 @@ struct Serve: AsyncParsableCommand {
         // to write-through still delivers its earlier write-back files).
         for provider in providers.values {
             try await provider.recoverJournal()
+            try await provider.removeOrphanedContent()
             try await provider.adoptMirroredLocks()
         }
         // The uploads run in the server's service group; by the time `run`

@@ -29,6 +29,10 @@ struct DeletionCleanupTests {
         try FileManager.default.contentsOfDirectory(atPath: f.provider.cache.outbox.path)
     }
 
+    /// Without a trash the pending uploads are dropped and their outbox
+    /// files removed later; with one they are uploaded first (the trash
+    /// takes what the upstream holds) and their outbox files go as each
+    /// upload completes: either way none is left.
     @Test("a folder's DELETE with uploads pending: its content and outbox files go, a file outside keeps both", arguments: [false, true])
     func folderWithPendingUploads(trash: Bool) async throws {
         let f = try Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600),
@@ -65,5 +69,22 @@ struct DeletionCleanupTests {
         try await f.provider.delete(at: ["a.txt"])
         #expect(try await eventually { !f.provider.cache.hasFile(for: item.id) })
         #expect(!FileManager.default.fileExists(atPath: f.upstream.appendingPathComponent("a.txt").path))
+    }
+
+    @Test("at start, content files of items the index no longer holds are removed; the others stay")
+    func orphansSweptAtStart() async throws {
+        let f = try Fixture(writeMode: .through)
+        defer { f.cleanUp() }
+        let kept = try await put(f, "kept", at: ["kept.txt"])
+        // What a stop leaves when it comes before a DELETE's unlinks ran:
+        // a content file whose item is gone.
+        let orphan = try await put(f, "orphan", at: ["orphan.txt"])
+        _ = try await f.provider.index.delete(id: orphan.id)
+        #expect(f.provider.cache.hasFile(for: orphan.id))
+
+        try await f.provider.removeOrphanedContent()
+        #expect(!f.provider.cache.hasFile(for: orphan.id))
+        #expect(try String(contentsOfFile: f.provider.cache.path(for: kept.id), encoding: .utf8) == "kept")
+        #expect(try await f.provider.contents(of: kept, at: ["kept.txt"]).file.path == f.provider.cache.path(for: kept.id))
     }
 }

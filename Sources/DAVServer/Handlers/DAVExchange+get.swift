@@ -26,7 +26,7 @@ extension DAVExchange {
         if let early = try notModifiedOrFailed(item) { return early }
         var size = item.size
         var source: ContentSource?
-        // Held by the body until its last byte: eviction leaves the item be.
+        // Held while the body reads the file: eviction leaves the item be.
         let lease = provider.beginRead(item)
         if includeBody {
             (item, source, size) = try await openSource(provider, item)
@@ -98,7 +98,7 @@ extension DAVExchange {
         case file(OpenFile)
         case download(Download)
 
-        /// `lease` lives as long as the body does.
+        /// `lease` lives as long as the body reads the file.
         func body(range: ClosedRange<Int64>, holding lease: ReadLease) throws -> ResponseBody {
             switch self {
             case .file(let file):

@@ -44,6 +44,7 @@ extension DAVExchange {
             // one write (a streamed body flushed the head on its own and
             // went chunked).
             var out = ByteBuffer()
+            out.reserveCapacity(Multistatus.header.utf8.count + first.utf8.count + Multistatus.footer.utf8.count)
             out.writeString(Multistatus.header)
             out.writeString(first)
             out.writeString(Multistatus.footer)
@@ -52,6 +53,7 @@ extension DAVExchange {
         let exchange = self
         let body = ResponseBody { writer in
             var out = ByteBuffer()
+            out.reserveCapacity(Multistatus.header.utf8.count + first.utf8.count + Multistatus.footer.utf8.count)
             out.writeString(Multistatus.header)
             out.writeString(first)
             var folders: [(Item, ItemPath)] = [(target, exchange.itemPath)]

@@ -28,7 +28,9 @@ struct OpenFile: Sendable {
     /// its own); issue 14's 4 KiB GET profile.
     static let wholeBodyLimit: Int64 = 64 * 1024
 
-    /// `lease` (a reader's hold on the content) lives as long as the body.
+    /// `lease` (a reader's hold on the content) lives as long as the body
+    /// reads the file: until its last byte, or, for a small body read
+    /// whole here, until it is read.
     func body(range: ClosedRange<Int64>, holding lease: ReadLease) throws -> ResponseBody {
         let descriptor = self.descriptor, size = self.size
         if range.count <= Self.wholeBodyLimit {

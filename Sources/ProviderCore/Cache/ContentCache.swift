@@ -149,15 +149,16 @@ struct ContentCache: Sendable {
     }
 
     /// Removes the content files of items the index no longer holds and the
-    /// outbox files no journal row names any more, on the blocking pool
-    /// after the caller has answered. Safe to leave for later because
-    /// nothing can reach them: item ids are never reused, outbox names are
-    /// unique. An unlink that frees an inode is the slow part of removing a
-    /// file (its blocks are freed, and discarded on an SSD mounted so): a
-    /// DELETE of 10,000 files spent most of its time here, on the event
-    /// loop, answering after all of them (issue 14's profile). A crash
-    /// first leaves the outbox files to the next start's sweep and the
-    /// content files unreachable.
+    /// outbox files no journal row names any more, on the blocking pool,
+    /// without the caller waiting (its answer goes out meanwhile). Safe to
+    /// leave for later because nothing can reach them: item ids are never
+    /// reused, outbox names are unique. An unlink that frees an inode is
+    /// the slow part of removing a file (its blocks are freed, and
+    /// discarded on an SSD mounted so): a DELETE of 10,000 files spent most
+    /// of its time here, on the event loop, answering after all of them
+    /// (issue 14's profile). What a stop or a crash leaves goes at the
+    /// next start: outbox files in `recoverJournal`, content files in
+    /// `removeOrphanedContent`.
     func removeLater(items ids: [Int64] = [], outbox names: [String] = []) {
         guard !ids.isEmpty || !names.isEmpty else { return }
         blockingLater {

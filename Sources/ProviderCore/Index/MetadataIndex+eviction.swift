@@ -55,16 +55,17 @@ extension MetadataIndex {
     static let unevictable = StoredState.allCases.filter { $0.isLocal && !StoredState.evictable.contains($0) }
         .map { "'\($0.rawValue)'" }.joined(separator: ", ")
 
-    /// The cached version recorded for each of these items (nil: not cached).
-    func cachedVersions(of ids: [Int64]) async throws -> [Int64: String] {
+    /// The cached version recorded for each of these items the index still
+    /// holds (a nil value: not cached); an id it no longer holds has no key.
+    func cachedVersions(of ids: [Int64]) async throws -> [Int64: String?] {
         guard !ids.isEmpty else { return [:] }
         return try await pool.read { db in
-            var result: [Int64: String] = [:]
+            var result: [Int64: String?] = [:]
             for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                for row in try Row.fetchAll(db, sql: "SELECT id, cached_version FROM item WHERE id IN (\(marks)) AND cached_version IS NOT NULL",
+                for row in try Row.fetchAll(db, sql: "SELECT id, cached_version FROM item WHERE id IN (\(marks))",
                                             arguments: StatementArguments(chunk)) {
-                    result[row[0]] = row[1]
+                    result[row[0]] = .some(row[1])
                 }
             }
             return result
