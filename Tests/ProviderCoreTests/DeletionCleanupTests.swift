@@ -8,13 +8,6 @@ import Testing
 /// that they do go, and only they.
 @Suite("files of deleted items are removed after the answer")
 struct DeletionCleanupTests {
-    func put(_ f: Fixture, _ text: String, at path: ItemPath) async throws -> Item {
-        let file = f.provider.newWriteFile()
-        try text.write(to: file, atomically: false, encoding: .utf8)
-        return try await f.provider.write(WriteRequest(path: path, file: file, size: Int64(text.utf8.count),
-                                                       conditions: .unconditional)).item
-    }
-
     /// Waits until `done` holds, at most `prompt`.
     func eventually(_ done: () throws -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + prompt
@@ -40,8 +33,8 @@ struct DeletionCleanupTests {
         defer { f.cleanUp() }
         _ = try await f.provider.makeFolder(at: ["d"])
         var inside: [Item] = []
-        for n in 0..<20 { inside.append(try await put(f, "body \(n)", at: ["d", "f\(n).txt"])) }
-        let outside = try await put(f, "stays", at: ["outside.txt"])
+        for n in 0..<20 { inside.append(try await f.put("body \(n)", at: ["d", "f\(n).txt"])) }
+        let outside = try await f.put("stays", at: ["outside.txt"])
         #expect(try outboxNames(f).count == 21, "every write waits in the outbox")
 
         try await f.provider.delete(at: ["d"])
@@ -64,7 +57,7 @@ struct DeletionCleanupTests {
     func uploadedFile() async throws {
         let f = try Fixture(writeMode: .through)
         defer { f.cleanUp() }
-        let item = try await put(f, "uploaded", at: ["a.txt"])
+        let item = try await f.put("uploaded", at: ["a.txt"])
         #expect(f.provider.cache.hasFile(for: item.id))
         try await f.provider.delete(at: ["a.txt"])
         #expect(try await eventually { !f.provider.cache.hasFile(for: item.id) })
@@ -75,10 +68,10 @@ struct DeletionCleanupTests {
     func orphansSweptAtStart() async throws {
         let f = try Fixture(writeMode: .through)
         defer { f.cleanUp() }
-        let kept = try await put(f, "kept", at: ["kept.txt"])
+        let kept = try await f.put("kept", at: ["kept.txt"])
         // What a stop leaves when it comes before a DELETE's unlinks ran:
         // a content file whose item is gone.
-        let orphan = try await put(f, "orphan", at: ["orphan.txt"])
+        let orphan = try await f.put("orphan", at: ["orphan.txt"])
         _ = try await f.provider.index.delete(id: orphan.id)
         #expect(f.provider.cache.hasFile(for: orphan.id))
 
@@ -86,5 +79,22 @@ struct DeletionCleanupTests {
         #expect(!f.provider.cache.hasFile(for: orphan.id))
         #expect(try String(contentsOfFile: f.provider.cache.path(for: kept.id), encoding: .utf8) == "kept")
         #expect(try await f.provider.contents(of: kept, at: ["kept.txt"]).file.path == f.provider.cache.path(for: kept.id))
+    }
+
+    /// The opposite order at the same moment: a PUT of the deleted name
+    /// lands before the DELETE's unlinks run. Its item has a new id, so
+    /// the unlinks cannot take its file.
+    @Test("a PUT of a deleted file's name right after its DELETE keeps its own content through the later unlinks", arguments: [WriteMode.through, .back])
+    func putRightAfterDelete(mode: WriteMode) async throws {
+        let f = try Fixture(writeMode: mode, uploads: UploadPolicy(quietDelay: 3600))
+        defer { f.cleanUp() }
+        let old = try await f.put("old", at: ["a.txt"])
+        try await f.provider.delete(at: ["a.txt"])
+        let new = try await f.put("new", at: ["a.txt"])
+        #expect(new.id != old.id)
+        #expect(try await eventually { !f.provider.cache.hasFile(for: old.id) })
+        #expect(try String(contentsOfFile: f.provider.cache.path(for: new.id), encoding: .utf8) == "new")
+        let read = try await f.provider.contents(of: new, at: ["a.txt"])
+        #expect(try String(contentsOf: read.file, encoding: .utf8) == "new")
     }
 }

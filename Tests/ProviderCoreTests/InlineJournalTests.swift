@@ -8,20 +8,12 @@ import Testing
 /// inode) short or empty; the next start rebuilds it from the journal.
 @Suite("small writes kept in the journal")
 struct InlineJournalTests {
-    func putSmall(_ f: Fixture, _ text: String, at path: ItemPath) async throws -> Item {
-        let file = f.provider.newWriteFile()
-        try text.write(to: file, atomically: false, encoding: .utf8)
-        let bytes = Data(text.utf8)
-        return try await f.provider.write(WriteRequest(path: path, file: file, size: Int64(bytes.count),
-                                                       conditions: .unconditional, content: bytes)).item
-    }
-
     @Test("an outbox file emptied by a crash is rebuilt at start from the journal, and the cache serves it again")
     func rebuiltAfterCrash() async throws {
         let f = try Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
         defer { f.cleanUp() }
         #expect(f.provider.inlineWriteLimit > 0)
-        let item = try await putSmall(f, "acknowledged, never fsynced", at: ["small.txt"])
+        let item = try await f.put("acknowledged, never fsynced", at: ["small.txt"], inline: true)
         let entry = try #require(try await f.provider.index.journal(domain: "files").first)
         let inline = try await f.provider.index.inlineWrites(domain: "files")
         #expect(inline.map(\.content) == [Data("acknowledged, never fsynced".utf8)])
@@ -44,7 +36,7 @@ struct InlineJournalTests {
         let f = try Fixture(writeMode: .through)
         defer { f.cleanUp() }
         #expect(f.provider.inlineWriteLimit == 0)
-        _ = try await putSmall(f, "through", at: ["t.txt"])
+        _ = try await f.put("through", at: ["t.txt"], inline: true)
         #expect(try String(contentsOf: f.upstream.appendingPathComponent("t.txt"), encoding: .utf8) == "through")
         #expect(try await f.provider.index.inlineWrites(domain: "files").isEmpty)
     }

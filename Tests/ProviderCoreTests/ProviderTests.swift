@@ -40,10 +40,13 @@ struct Fixture {
         try text.write(to: upstream.appendingPathComponent(name), atomically: true, encoding: .utf8)
     }
 
-    func put(_ text: String, at path: ItemPath) async throws -> Item {
+    /// A PUT of `text`; `inline`, its bytes also handed over for the
+    /// journal, as the server does with a small write-back body.
+    func put(_ text: String, at path: ItemPath, inline: Bool = false) async throws -> Item {
         let file = provider.newWriteFile()
         try text.write(to: file, atomically: false, encoding: .utf8)
-        return try await provider.write(WriteRequest(path: path, file: file, size: Int64(text.utf8.count), conditions: .unconditional)).item
+        return try await provider.write(WriteRequest(path: path, file: file, size: Int64(text.utf8.count), conditions: .unconditional,
+                                                     content: inline ? Data(text.utf8) : nil)).item
     }
 
     func cleanUp() { try? FileManager.default.removeItem(at: root) }

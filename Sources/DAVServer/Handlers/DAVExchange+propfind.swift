@@ -39,23 +39,20 @@ extension DAVExchange {
         let first = try await renderPage([(target, itemPath)], provider: provider, query: query, quota: quota, hasLocks: hasLocks)
         var fields = HTTPFields()
         fields[.contentType] = "application/xml; charset=utf-8"
+        var opening = ByteBuffer()
+        opening.reserveCapacity(Multistatus.header.utf8.count + first.utf8.count + Multistatus.footer.utf8.count)
+        opening.writeString(Multistatus.header)
+        opening.writeString(first)
         guard depth != .zero && target.isFolder else {
             // One response: whole, with its length, sent with the head in
             // one write (a streamed body flushed the head on its own and
             // went chunked).
-            var out = ByteBuffer()
-            out.reserveCapacity(Multistatus.header.utf8.count + first.utf8.count + Multistatus.footer.utf8.count)
-            out.writeString(Multistatus.header)
-            out.writeString(first)
-            out.writeString(Multistatus.footer)
-            return Response(status: Self.multiStatus, headers: fields, body: ResponseBody(byteBuffer: out))
+            opening.writeString(Multistatus.footer)
+            return Response(status: Self.multiStatus, headers: fields, body: ResponseBody(byteBuffer: opening))
         }
         let exchange = self
-        let body = ResponseBody { writer in
-            var out = ByteBuffer()
-            out.reserveCapacity(Multistatus.header.utf8.count + first.utf8.count + Multistatus.footer.utf8.count)
-            out.writeString(Multistatus.header)
-            out.writeString(first)
+        let body = ResponseBody { [opening] writer in
+            var out = opening
             var folders: [(Item, ItemPath)] = [(target, exchange.itemPath)]
             while !folders.isEmpty {
                 let (folder, folderPath) = folders.removeFirst()
