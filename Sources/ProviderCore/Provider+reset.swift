@@ -8,7 +8,7 @@ extension Provider {
     /// with no provider at hand, as the server is meant to be stopped.
     /// - Returns: How many items were forgotten.
     public static func reset(domain: String, index: MetadataIndex, cacheFolder: URL) async throws -> Int {
-        let items = try await index.resetDomain(domain)
+        let items = try await index.store.resetDomain(domain)
         // Nothing to remove when the domain never cached a byte.
         try? FileManager.default.removeItem(at: cacheFolder)
         return items

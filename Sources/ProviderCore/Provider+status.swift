@@ -73,6 +73,12 @@ extension DomainStatus {
     public static func read(domain: String, upstream: String, index: MetadataIndex, cacheFolder: URL,
                             health: UpstreamHealth.Snapshot, sent: [Int64: Int64] = [:],
                             states: [ItemState.Name: Int]? = nil) async throws -> DomainStatus {
+        try await read(domain: domain, upstream: upstream, index: index.store, cacheFolder: cacheFolder, health: health,
+                       sent: sent, states: states)
+    }
+
+    static func read(domain: String, upstream: String, index: any IndexStore, cacheFolder: URL,
+                     health: UpstreamHealth.Snapshot, sent: [Int64: Int64], states: [ItemState.Name: Int]?) async throws -> DomainStatus {
         let stateCounts = if let states { states } else { try await index.storedStateCounts(domain: domain) }
         let counts = MetadataIndex.ItemCounts(states: stateCounts, bytesListed: try await index.bytesListed(domain: domain))
         var conflicts: [Conflict] = []

@@ -35,7 +35,7 @@ public final class Provider: Sendable {
     let trashExpiryQueued = NIOLockedValueBox(BackgroundPass())
     /// The same for `versions_budget`, after writes that kept versions.
     let versionsExpiryQueued = NIOLockedValueBox(BackgroundPass())
-    let index: MetadataIndex
+    let index: any IndexStore
     let cache: ContentCache
     /// Uploads arriving in pieces (`Provider+stagedUploads`), and the
     /// mutexes that apply each upload's pieces one at a time, by stripe.
@@ -101,7 +101,7 @@ public final class Provider: Sendable {
         self.trashStore = store
         self.trashPolicy = trash
         self.versionPolicy = versions.flatMap { $0.keep > 0 ? $0 : nil }
-        self.index = index
+        self.index = index.store
         self.cache = try ContentCache(folder: cacheFolder)
         self.staging = try UploadStaging(cacheFolder: cacheFolder)
         self.uploadExpiry = uploadExpiry

@@ -230,7 +230,7 @@ struct ProviderTests {
         let s2 = try await f.provider.createLock(on: file, depthInfinity: false, exclusive: false, ownerXML: nil, principal: "b", timeout: nil)
         #expect(Set(try await f.provider.locks(covering: file).map(\.token)) == [s1.token, s2.token])
         let reopened = try MetadataIndex(file: f.root.appendingPathComponent("index.sqlite"))
-        #expect(try await reopened.lock(token: s2.token)?.principal == "b")
+        #expect(try await reopened.store.lock(token: s2.token)?.principal == "b")
     }
 }
 

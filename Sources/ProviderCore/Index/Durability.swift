@@ -2,7 +2,7 @@ import NIOConcurrencyHelpers
 
 /// Where the fsync of an index write is waited for.
 ///
-/// An index write is durable when it returns: `MetadataIndex.write` commits
+/// An index write is durable when it returns: `SQLiteIndex.write` commits
 /// without an fsync and then waits for a grouped one (`GroupSync`) of the
 /// write-ahead log. Under the domain's coordination that wait would hold
 /// every other writer of the domain for it, so `Provider.coordinated` opens

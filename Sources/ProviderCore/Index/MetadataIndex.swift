@@ -1,10 +1,8 @@
-import CSQLiteTuning
 import Foundation
-import GRDB
-import NIOConcurrencyHelpers
 
-/// The index: items, dead properties and locks of every domain, in one SQLite
-/// database in WAL mode so reads run concurrently with the single writer.
+/// The index, as the server and the offline commands open it: every
+/// domain's items, dead properties, locks, write-back journal and change
+/// feed.
 ///
 /// Items form a tree of ids (domain, parent id, NFC name), like the File
 /// Provider's item identifiers: a MOVE of a folder is one row update however
@@ -12,275 +10,30 @@ import NIOConcurrencyHelpers
 ///
 /// Only opening it is public: the server hands it to each domain's
 /// `Provider`, and the offline commands to `DomainStatus.read` and
-/// `Provider.reset`. What it holds is read and changed through the
-/// provider alone, which keeps it in step with the cache and the upstream.
-public final class MetadataIndex: Sendable {
-    let pool: DatabasePool
-    /// Read-only connections for `lookup`, which reads synchronously on an
-    /// event loop: never `pool`'s, whose readers async reads hold while
-    /// they wait to resume on the same loops (a loop blocked waiting for a
-    /// reader would wait forever).
-    private let lookups: DatabasePool
-    /// One fsync of the log for every write waiting (`write`).
-    private let logSync: GroupSync
-    /// What `hasLiveLocks` remembers: no live lock seen since the last insert.
-    let lockState = NIOLockedValueBox(LockState())
-    /// Recently walked paths and the properties of recently read items,
-    /// forgotten on every write (`write`).
-    let chains = ReadCache<ChainKey, [Item]>()
-    let properties = ReadCache<Int64, [DeadProperty]>()
+/// `Provider.reset`. What it holds is read and changed through the provider
+/// alone (`IndexStore`), which keeps it in step with the cache and the
+/// upstream; which database holds it is this type's business only.
+public struct MetadataIndex: Sendable {
+    let store: any IndexStore
 
-    struct ChainKey: Hashable {
-        let domain: String
-        let path: ItemPath
-    }
-
-    struct LockState {
-        var none = false
-        var insertions: UInt64 = 0
-    }
-
-    /// Before the first database is opened (see sqlite_tuning.h).
-    private static let tuned: Void = { _ = davgate_sqlite_disable_memory_statistics() }()
-
-    /// Opens (and migrates) the database at `file`.
+    /// Opens (and migrates) the SQLite database at `file`: the embedded
+    /// default, one process.
     public init(file: URL) throws {
-        Self.tuned
-        var configuration = Configuration()
-        configuration.foreignKeysEnabled = true
-        configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in
-            // Commits do not fsync; `write` waits for a grouped fsync of the
-            // log instead, which makes it as durable as FULL before it
-            // returns, at one fsync for every writer waiting.
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-        }
-        pool = try DatabasePool(path: file.path, configuration: configuration)
-        logSync = Self.logSync(of: file)
-        try Self.migrator.migrate(pool)
-        lookups = try Self.lookupPool(file)
-    }
-
-    private static func lookupPool(_ file: URL) throws -> DatabasePool {
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(10)
-        configuration.maximumReaderCount = 8
-        return try DatabasePool(path: file.path, configuration: configuration)
-    }
-
-    /// The grouped fsync of the write-ahead log (and, the first time, of the
-    /// folder holding it, which the log may just have been created in).
-    private static func logSync(of file: URL) -> GroupSync {
-        let log = file.path + "-wal", folder = file.deletingLastPathComponent().path
-        let folderSynced = NIOLockedValueBox(false)
-        return GroupSync {
-            // No log: nothing was written since the last connection closed
-            // and checkpointed it into the database file.
-            _ = try fsync(path: log) || fsync(path: file.path)
-            if !folderSynced.withLockedValue({ $0 }) {
-                try fsync(path: folder)
-                folderSynced.withLockedValue { $0 = true }
-            }
-        }
+        store = try SQLiteIndex(file: file)
     }
 
     /// Opens an index only to read it, changing nothing (no migration), as
     /// `davgate status --offline` does beside a running server.
     /// - Throws: `IndexVersionError` when its schema is not this davgate's.
     public init(readingOnly file: URL) throws {
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(10)
-        pool = try DatabasePool(path: file.path, configuration: configuration)
-        logSync = Self.logSync(of: file)
-        let current = try pool.read { db in try Self.migrator.hasCompletedMigrations(db) }
-        guard current else { throw IndexVersionError(file: file) }
-        lookups = try Self.lookupPool(file)
-    }
-
-    /// A short read (an item, a path's chain, a page of children, a lock, a
-    /// few properties) done on the calling thread. GRDB's async read hops to
-    /// a reader's Dispatch queue and back: two thread switches that cost more
-    /// than the indexed read itself, and most of a small request's time in
-    /// issue 14's profile. Reading in place holds the event loop for the
-    /// read's CPU time only: the database is small and stays in the page
-    /// cache, WAL readers do not wait for the writer, and a lookup's
-    /// connection is only ever held by another lookup, which never suspends.
-    /// Recursive scans and writes (which wait for fsync) stay async.
-    func lookup<T>(_ read: (Database) throws -> T) throws -> T {
-        try lookups.read(read)
-    }
-
-    /// Every change to the database goes through here: the read caches
-    /// forget what it may have made stale, and it is durable when this
-    /// returns (or, inside a `DurabilityScope`, when the scope's owner has
-    /// synced).
-    func write<T: Sendable>(_ updates: @Sendable (Database) throws -> T) async throws -> T {
-        let result: T
-        do {
-            defer {
-                chains.invalidate()
-                properties.invalidate()
-            }
-            result = try await pool.write(updates)
-        }
-        // Checked after the commit: an open scope syncs after closing, so
-        // after this commit.
-        if let scope = DurabilityScope.current, scope.deferSync() { return result }
-        try await logSync.sync()
-        return result
-    }
-
-    /// Returns once every write committed before the call is durable.
-    func sync() async throws {
-        try await logSync.sync()
+        store = try SQLiteIndex(readingOnly: file)
     }
 
     public struct IndexVersionError: Error, CustomStringConvertible {
-        public let file: URL
+        /// The database: a file's path.
+        public let location: String
         public var description: String {
-            "\(file.path) was written by another davgate version; start this davgate's server once to bring it up to date"
+            "\(location) was written by another davgate version; start this davgate's server once to bring it up to date"
         }
-    }
-
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE item (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    domain TEXT NOT NULL,
-                    parent_id INTEGER REFERENCES item(id) ON DELETE CASCADE,
-                    name TEXT NOT NULL,
-                    is_folder INTEGER NOT NULL,
-                    size INTEGER NOT NULL DEFAULT 0,
-                    modified REAL NOT NULL,
-                    created REAL NOT NULL,
-                    content_version INTEGER NOT NULL DEFAULT 1,
-                    upstream_version TEXT,
-                    cached_version TEXT,
-                    executable INTEGER NOT NULL DEFAULT 0,
-                    listed_at REAL
-                );
-                CREATE UNIQUE INDEX item_by_parent_name ON item(parent_id, name);
-                CREATE UNIQUE INDEX item_root ON item(domain) WHERE parent_id IS NULL;
-
-                CREATE TABLE dead_property (
-                    item_id INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
-                    namespace TEXT NOT NULL,
-                    name TEXT NOT NULL,
-                    xml TEXT NOT NULL,
-                    PRIMARY KEY (item_id, namespace, name)
-                );
-
-                CREATE TABLE lock (
-                    token TEXT PRIMARY KEY,
-                    item_id INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
-                    depth_infinity INTEGER NOT NULL,
-                    exclusive INTEGER NOT NULL,
-                    owner_xml TEXT,
-                    principal TEXT NOT NULL,
-                    timeout INTEGER,
-                    expires REAL
-                );
-                CREATE INDEX lock_by_item ON lock(item_id);
-                """)
-        }
-        migrator.registerMigration("v2: lock-created items") { db in
-            // Marks a lock whose LOCK created its (empty) resource, RFC 4918
-            // section 7.3: until the first PUT that resource counts as new.
-            try db.execute(sql: "ALTER TABLE lock ADD COLUMN created_item INTEGER NOT NULL DEFAULT 0")
-        }
-        migrator.registerMigration("v3: folder versions") { db in
-            // The upstream folder's version when its listing was last read:
-            // unchanged, the listing need not be read again.
-            try db.execute(sql: "ALTER TABLE item ADD COLUMN listed_version TEXT")
-        }
-        migrator.registerMigration("v4: checksums") { db in
-            // `SHA1:<hex>` of the content, valid while content_version equals checksum_version.
-            try db.execute(sql: "ALTER TABLE item ADD COLUMN checksum TEXT")
-            try db.execute(sql: "ALTER TABLE item ADD COLUMN checksum_version INTEGER")
-        }
-        migrator.registerMigration("v5: write-back journal") { db in
-            // Writes acknowledged before their upload: each row names the
-            // durable copy (in the cache's outbox) and the upstream version
-            // the edit was based on (NULL: a new file).
-            try db.execute(sql: """
-                ALTER TABLE item ADD COLUMN dirty INTEGER NOT NULL DEFAULT 0;
-                CREATE TABLE journal (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                    domain TEXT NOT NULL,
-                    item_id INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
-                    file TEXT NOT NULL,
-                    size INTEGER NOT NULL,
-                    basis TEXT,
-                    created REAL NOT NULL,
-                    attempts INTEGER NOT NULL DEFAULT 0,
-                    next_attempt REAL NOT NULL,
-                    last_error TEXT,
-                    failed INTEGER NOT NULL DEFAULT 0
-                );
-                CREATE INDEX journal_by_item ON journal(item_id);
-                """)
-        }
-        migrator.registerMigration("v6: mirrored locks") { db in
-            // The upstream's token of a lock mirrored there (mirror_locks).
-            try db.execute(sql: "ALTER TABLE lock ADD COLUMN upstream_token TEXT")
-        }
-        migrator.registerMigration("v7: uploads that may have reached the upstream") { db in
-            // Set when an attempt failed after sending (a timeout, a cut
-            // connection): the upstream may hold the file, so a DELETE must
-            // ask it; unset while every attempt failed to connect.
-            try db.execute(sql: "ALTER TABLE journal ADD COLUMN reached INTEGER NOT NULL DEFAULT 0")
-        }
-        migrator.registerMigration("v8: item states") { db in
-            // The stored part of each item's state (`StoredState`), written
-            // by the state machine with every change; it replaces `dirty`,
-            // the journal's failed flag as the item's answer, and the
-            // conflict-of property as the sign of a conflict copy.
-            try db.execute(sql: """
-                ALTER TABLE item ADD COLUMN state TEXT NOT NULL DEFAULT 'placeholder';
-                UPDATE item SET state = CASE
-                    WHEN is_folder = 1 THEN 'folder'
-                    WHEN dirty = 1 AND (SELECT failed FROM journal WHERE journal.item_id = item.id ORDER BY seq DESC LIMIT 1) = 1 THEN 'failed'
-                    WHEN dirty = 1 THEN 'modified'
-                    WHEN cached_version IS NOT NULL AND cached_version = upstream_version AND EXISTS (
-                        SELECT 1 FROM dead_property WHERE dead_property.item_id = item.id
-                            AND namespace = 'https://davgate.dev/ns' AND name = 'conflict-of') THEN 'conflict'
-                    WHEN cached_version IS NOT NULL AND cached_version = upstream_version THEN 'materialized'
-                    ELSE 'placeholder' END;
-                ALTER TABLE item DROP COLUMN dirty;
-                CREATE INDEX item_by_state ON item(domain, state);
-                """)
-        }
-        migrator.registerMigration("v9: small writes in the journal") { db in
-            // The bytes of a small write-back write, durable with its row
-            // (one grouped fsync of the log for many writes, instead of an
-            // fsync of each file); the outbox file is rebuilt from them after
-            // a crash (`Provider.recoverJournal`).
-            try db.execute(sql: "ALTER TABLE journal ADD COLUMN content BLOB")
-        }
-        migrator.registerMigration("v10: listings in pages") { db in
-            // The refresh that last saw each member upstream: a listing that
-            // arrives in pages removes, once all are in, what none named.
-            try db.execute(sql: "ALTER TABLE item ADD COLUMN seen INTEGER")
-        }
-        migrator.registerMigration("v11: change feed") { db in
-            try Self.createChangeFeed(db)
-        }
-        migrator.registerMigration("v12: folder versions that move") { db in
-            try Self.createTreeVersions(db)
-        }
-        migrator.registerMigration("v13: the upstream's change feed") { db in
-            try Self.createUpstreamFeed(db)
-        }
-        migrator.registerMigration("v14: content policies") { db in
-            try Self.createContentPolicies(db)
-        }
-        migrator.registerMigration("v15: trash") { db in
-            try Self.createTrash(db)
-        }
-        return migrator
     }
 }

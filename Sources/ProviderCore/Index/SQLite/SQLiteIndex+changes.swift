@@ -15,7 +15,7 @@ import GRDB
 /// moved away). A MOVE is a `removed` at the old place and a `new` at the
 /// new one. Changes that no client sees as a property (where the content
 /// is cached, when a listing was read) are not recorded.
-extension MetadataIndex {
+extension SQLiteIndex {
     static func createChangeFeed(_ db: Database) throws {
         try db.execute(sql: """
             CREATE TABLE feed (

@@ -1,45 +1,17 @@
 import Foundation
 import GRDB
 
-/// One acknowledged write waiting for its upload.
-public struct JournalEntry: Sendable, Equatable {
-    public var seq: Int64
-    public var itemID: Int64
-    /// The durable copy of the bytes, by name in the cache's outbox.
-    public var file: String
-    public var size: Int64
-    /// The upstream version the edit was based on; nil for a new file.
-    public var basis: String?
-    public var created: Date
-    public var attempts: Int
-    public var lastError: String?
-    public var failed: Bool
-
-    static let columns = "seq, item_id, file, size, basis, created, attempts, last_error, failed"
-
+extension JournalEntry {
     init(row: Row) {
         self.init(seq: row[0], itemID: row[1], file: row[2], size: row[3], basis: row[4],
                   created: Date(timeIntervalSince1970: row[5]), attempts: row[6], lastError: row[7], failed: row[8])
-    }
-
-    public init(seq: Int64, itemID: Int64, file: String, size: Int64, basis: String?, created: Date,
-                attempts: Int, lastError: String?, failed: Bool) {
-        self.seq = seq
-        self.itemID = itemID
-        self.file = file
-        self.size = size
-        self.basis = basis
-        self.created = created
-        self.attempts = attempts
-        self.lastError = lastError
-        self.failed = failed
     }
 }
 
 /// The write-back journal: rows written in the same transaction as the item
 /// they change, so an acknowledged write and its place in the upload queue
-/// are durable together (`MetadataIndex.write` returns once they are).
-extension MetadataIndex {
+/// are durable together (`SQLiteIndex.write` returns once they are).
+extension SQLiteIndex {
     /// Records a write of `size` bytes at `name` under `parent` whose bytes
     /// are durable in the outbox as `file`: the item (created, or updated
     /// with a new content version) becomes dirty, and a journal row queues
@@ -48,8 +20,8 @@ extension MetadataIndex {
     /// the bytes of a small write, kept in the row because the outbox file
     /// was not fsynced.
     func recordLocalWrite(existing: Item?, parent: Int64, domain: String, name: String,
-                          size: Int64, modified: Date, file: String, content: Data? = nil,
-                          checksum: String? = nil) async throws -> Item {
+                          size: Int64, modified: Date, file: String, content: Data?,
+                          checksum: String?) async throws -> Item {
         try await write { db in
             let now = Date().timeIntervalSince1970
             let id: Int64
@@ -86,7 +58,7 @@ extension MetadataIndex {
     /// The newest entry of each item whose last write is older than
     /// `quietSince` and whose retry time has come, oldest first (the
     /// caller leaves out what a lock holds back).
-    func uploadsDue(domain: String, quietSince: Date, now: Date = Date(), limit: Int = 64) async throws -> [JournalEntry] {
+    func uploadsDue(domain: String, quietSince: Date, now: Date, limit: Int) async throws -> [JournalEntry] {
         try await pool.read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT \(JournalEntry.columns) FROM journal j
@@ -256,7 +228,7 @@ extension MetadataIndex {
     /// before every upload, so it starts from the (few) locks: with `JOIN`,
     /// SQLite chose to walk every item of the domain instead, and a backlog
     /// of small uploads spent a fifth of the server's CPU here (issue 14).
-    func lockedItems(domain: String, now: Date = Date()) async throws -> Set<Int64> {
+    func lockedItems(domain: String, now: Date) async throws -> Set<Int64> {
         guard try await hasLiveLocks(now: now) else { return [] }
         return try await pool.read { db in
             Set(try Int64.fetchAll(db.cachedStatement(sql: """

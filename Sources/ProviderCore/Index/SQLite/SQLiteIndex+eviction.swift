@@ -4,13 +4,13 @@ import GRDB
 /// What eviction must know from the index: which items are kept (eager, or
 /// under an eager folder; locked, or under a depth-infinity lock) and how to
 /// turn a materialized item back into a placeholder.
-extension MetadataIndex {
+extension SQLiteIndex {
     /// Ids of the domain's items that must keep their content: those whose
     /// content policy is `eager`, set or inherited (a member that sets
     /// another policy, and what is below it, is not kept for it), those
     /// covered by a live lock, and those local in a state the state machine
     /// does not evict (not uploaded yet, a conflict copy).
-    func keptItems(domain: String, now: Date = Date()) async throws -> Set<Int64> {
+    func keptItems(domain: String, now: Date) async throws -> Set<Int64> {
         try await pool.read { db in
             let ids = try Int64.fetchAll(db, sql: """
                 WITH RECURSIVE eager(id) AS (

@@ -12,12 +12,12 @@ extension Lock {
     }
 }
 
-extension MetadataIndex {
+extension SQLiteIndex {
     private static let live = "(expires IS NULL OR expires > ?)"
 
     /// Locks that cover the item: its own, and depth-infinity locks of its
     /// ancestors (`ancestry` is root first, the item last).
-    func locksCovering(ancestry: [Int64], now: Date = Date()) async throws -> [Lock] {
+    func locksCovering(ancestry: [Int64], now: Date) async throws -> [Lock] {
         guard let item = ancestry.last else { return [] }
         let ancestors = ancestry.dropLast()
         return try lookup { db in
@@ -36,7 +36,7 @@ extension MetadataIndex {
 
     /// Locks rooted strictly below the item (a depth-infinity LOCK, DELETE or
     /// MOVE of a folder must respect them).
-    func locksBelow(_ id: Int64, now: Date = Date()) async throws -> [Lock] {
+    func locksBelow(_ id: Int64, now: Date) async throws -> [Lock] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 WITH RECURSIVE sub(id) AS (SELECT id FROM item WHERE parent_id = ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
@@ -45,7 +45,7 @@ extension MetadataIndex {
         }
     }
 
-    func lock(token: String, now: Date = Date()) async throws -> Lock? {
+    func lock(token: String, now: Date) async throws -> Lock? {
         try lookup { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE token = ? AND \(Self.live)"), arguments: [token, now.timeIntervalSince1970]).map(Lock.init(row:))
         }
@@ -53,7 +53,7 @@ extension MetadataIndex {
 
     /// Inserts a lock after checking for conflicts in the same transaction,
     /// so two clients racing for an exclusive lock cannot both win.
-    func insertLock(_ lock: Lock, ancestry: [Int64], now: Date = Date()) async throws {
+    func insertLock(_ lock: Lock, ancestry: [Int64], now: Date) async throws {
         // Before the write and again after it: a `hasLiveLocks` that read
         // the table while this insert was on its way must not remember
         // "none" past the commit (lock checks rely on it).
@@ -89,7 +89,7 @@ extension MetadataIndex {
         }
     }
 
-    func refreshLock(token: String, timeout: Int?, now: Date = Date()) async throws -> Lock? {
+    func refreshLock(token: String, timeout: Int?, now: Date) async throws -> Lock? {
         try await write { db in
             let expires = timeout.map { now.timeIntervalSince1970 + Double($0) }
             try db.execute(sql: "UPDATE lock SET timeout = ?, expires = ? WHERE token = ? AND \(Self.live)",
@@ -108,7 +108,7 @@ extension MetadataIndex {
 
     /// The live mirrored locks of a domain, to hand their upstream tokens
     /// back to the store after a restart.
-    func mirroredLocks(domain: String, now: Date = Date()) async throws -> [Lock] {
+    func mirroredLocks(domain: String, now: Date) async throws -> [Lock] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT \(Lock.columns) FROM lock
@@ -126,7 +126,7 @@ extension MetadataIndex {
     }
 }
 
-extension MetadataIndex {
+extension SQLiteIndex {
     /// Whether any unexpired lock exists at all: PROPFIND skips the per-item
     /// lock lookups of `lockdiscovery` in the common case of none.
     ///
@@ -141,7 +141,7 @@ extension MetadataIndex {
     /// committed (a read that overlapped the insert cannot leave "none"
     /// behind). (Valid while one process writes the index; a shared index
     /// will need its own signal.)
-    func hasLiveLocks(now: Date = Date()) async throws -> Bool {
+    func hasLiveLocks(now: Date) async throws -> Bool {
         let before = lockState.withLockedValue { $0 }
         if before.none { return false }
         let any = try lookup { db in

@@ -3,7 +3,7 @@ import GRDB
 
 /// Content policies in the index: a column of the item that sets one, read
 /// with inheritance by walking up the ancestor chain.
-extension MetadataIndex {
+extension SQLiteIndex {
     /// Index v14: the policy column, what `g:pinned` meant moved into it, and
     /// a policy change recorded in the change feed like any property change.
     static func createContentPolicies(_ db: Database) throws {

@@ -4,7 +4,7 @@ import GRDB
 /// The upstream's change feed as the index keeps it: the position it has
 /// read up to, and since when: listings read after that moment are kept
 /// current by the feed, older ones are read again when they go stale.
-extension MetadataIndex {
+extension SQLiteIndex {
     static func createUpstreamFeed(_ db: Database) throws {
         try db.execute(sql: """
             CREATE TABLE upstream_feed (
@@ -13,12 +13,6 @@ extension MetadataIndex {
                 covers_since REAL NOT NULL
             )
             """)
-    }
-
-    struct UpstreamFeedState: Sendable, Equatable {
-        let position: String
-        /// Listings read at or after this moment are covered by the feed.
-        let coversSince: Date
     }
 
     func upstreamFeed(domain: String) async throws -> UpstreamFeedState? {

@@ -6,7 +6,7 @@ import NIOConcurrencyHelpers
 /// request once the thread hops were gone.
 ///
 /// Coherent by construction: every write to the index ends by moving the
-/// generation on and forgetting everything (`MetadataIndex.write`), and an
+/// generation on and forgetting everything (`SQLiteIndex.write`), and an
 /// answer read at an older generation is never kept. A read that races a
 /// write sees the database before or after it, as a SQLite read would;
 /// nothing older survives the write's return. Entries also expire after

@@ -23,7 +23,7 @@ extension Item {
 }
 
 /// Item rows: lookups, pages of children, and the writes of the provider.
-extension MetadataIndex {
+extension SQLiteIndex {
     func root(domain: String) async throws -> Item {
         // Every request resolves from the root: read first, the hot path writes nothing.
         let existing: Item? = try lookup { db in
@@ -87,7 +87,7 @@ extension MetadataIndex {
 
     /// One page of a folder's children in name order, starting after `name`;
     /// PROPFIND walks large folders page by page so memory stays flat.
-    func children(of parent: Int64, after name: String? = nil, limit: Int = 500) async throws -> [Item] {
+    func children(of parent: Int64, after name: String?, limit: Int) async throws -> [Item] {
         // Decoded from a cursor, straight from SQLite's columns: `fetchAll`
         // copies every row into values first, which was a seventh of a
         // PROPFIND of 10,000 members.
@@ -147,8 +147,8 @@ extension MetadataIndex {
     @discardableResult
     /// - Parameter conflictCopy: the item holds our edit kept beside the
     ///   upstream's newer version (its state starts as `conflict`).
-    func insert(_ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String? = nil, listed: Bool = false,
-                checksum: String? = nil, conflictCopy: Bool = false) async throws -> Item {
+    func insertItem(_ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String?, listed: Bool,
+                    checksum: String?, conflictCopy: Bool) async throws -> Item {
         try await write { db in
             let item = try Self.insert(db, entry, parent: parent, domain: domain, cachedVersion: cachedVersion, listed: listed,
                                        state: conflictCopy ? .conflict : nil)
@@ -180,7 +180,7 @@ extension MetadataIndex {
     /// through here (the cache holds it), or found changed upstream (the
     /// cached bytes are stale: the caller drops them).
     @discardableResult
-    func updateContent(id: Int64, entry: UpstreamEntry, event: ItemStateMachine.Event, checksum: String? = nil) async throws -> Item {
+    func updateContent(id: Int64, entry: UpstreamEntry, event: ItemStateMachine.Event, checksum: String?) async throws -> Item {
         let cachedVersion: String? = event == .written(through: true) ? entry.version : nil
         return try await write { db in
             try Self.advance(db, id: id, on: event)
@@ -226,7 +226,7 @@ extension MetadataIndex {
         return action
     }
 
-    func markListed(id: Int64, at date: Date = Date()) async throws {
+    func markListed(id: Int64, at date: Date) async throws {
         try await write { db in
             try db.cachedStatement(sql: "UPDATE item SET listed_at = ? WHERE id = ?").execute(arguments: [date.timeIntervalSince1970, id])
         }
@@ -260,15 +260,6 @@ extension MetadataIndex {
     /// delete), and the local files that changed (for the content policy).
     func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64) async throws -> ListingEffects {
         try await write { db in try Self.apply(db, entries, folder: folder, domain: domain, pass: pass) }
-    }
-
-    /// What applying upstream entries did to local content.
-    struct ListingEffects: Sendable {
-        /// Ids whose cached content is stale or whose item is gone.
-        var stale: [Int64] = []
-        /// Files that were wholly local before the upstream changed them:
-        /// the content policy says whether the new version is downloaded.
-        var changedLocal: [Int64] = []
     }
 
     /// Ends a paged listing: members no page named are gone upstream.
@@ -371,7 +362,7 @@ extension MetadataIndex {
     }
 }
 
-extension MetadataIndex {
+extension SQLiteIndex {
     /// The item path of an item (names below its domain's root).
     func path(of id: Int64) async throws -> ItemPath {
         try lookup { db in try Self.path(db, of: id) }
@@ -397,7 +388,7 @@ extension MetadataIndex {
     }
 }
 
-extension MetadataIndex {
+extension SQLiteIndex {
     /// Forgets a domain entirely: its items (placeholders), dead properties
     /// and locks go; the upstream is not touched. Returns how many items went.
     func resetDomain(_ domain: String) async throws -> Int {

@@ -4,7 +4,7 @@ import GRDB
 /// The trash entries the domain knows of: each row is the entry's sidecar
 /// as read or written upstream, so the trash lists without reading them
 /// all again.
-extension MetadataIndex {
+extension SQLiteIndex {
     static func createTrash(_ db: Database) throws {
         try db.execute(sql: """
             CREATE TABLE trash_entry (
