@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // Layer 0: safe XML on libxml2.
@@ -53,6 +54,9 @@ let package = Package(
             dependencies: [
                 "DurableFiles", "CSQLiteTuning",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // The shared index of several instances (Index/Postgres), when `[index] url` names a server.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 // SHA-256 of a staged upload's user and path names its files (Uploads/UploadStaging.swift).
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -64,6 +64,9 @@ struct DAVError: Error {
         case .wrongKind: self.init(.methodNotAllowed, "not allowed on this kind of resource")
         case .overlapping: self.init(.forbidden, "source and destination overlap")
         case .local(let m): self.init(.internalServerError, "local storage failed: \(m)")
+        case .indexUnavailable:
+            self.init(.serviceUnavailable, "\(error.description); try again shortly")
+            headers[.retryAfter] = "5"
         case .nameRefused(let violation):
             self = DAVError.nameRefused(violation, inDestination: false)
         case .locked(let domain, let root, let isFolder):

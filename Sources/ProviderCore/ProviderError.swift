@@ -12,6 +12,8 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
     case overlapping
     case upstream(UpstreamError)
     case local(String)
+    /// The shared index (PostgreSQL) cannot be reached, or a commit's outcome is unknown: nothing was acknowledged.
+    case indexUnavailable(String)
     /// Write-back: the bytes waiting for upload would exceed the budget.
     case dirtyBudgetExceeded(pending: Int64, budget: Int64)
     /// The cache's disk is full: nothing was stored.
@@ -45,6 +47,7 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .overlapping: "source and destination overlap"
         case .upstream(let e): e.description
         case .local(let m): "local storage error: \(m)"
+        case .indexUnavailable(let m): "the index database is unavailable: \(m)"
         case .dirtyBudgetExceeded(let pending, let budget):
             "\(pending) bytes already wait for upload (dirty_budget \(budget)); try again once the upstream caught up"
         case .localNoSpace: "the cache's disk is full; nothing was stored"

@@ -1,0 +1,193 @@
+import Foundation
+import Logging
+import NIOSSL
+import PostgresNIO
+
+/// The shared index: the same items, properties, locks, journal and change
+/// feed as `SQLiteIndex`, in a PostgreSQL database several davgate
+/// instances use at once (docs/scale-out.md).
+///
+/// SQLite's single writer is what made each read-modify-write of the
+/// index safe; here every write transaction takes the one `feed` row
+/// first (`write`), which gives the same order across every connection
+/// of every instance, and fixes the lock order, so the tree-version
+/// trigger's row locks on a path's folders cannot deadlock with another
+/// writer. Reads need no lock: each is one statement, or one snapshot
+/// (`snapshot`). A commit is durable when it returns
+/// (`synchronous_commit` on), so `sync` has nothing left to wait for.
+final class PostgresIndex: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+    let location: PostgresLocation
+    /// `client.run()`, which owns the connections; cancelled when the index goes.
+    private let running: Task<Void, Never>
+
+    /// Connects, and creates or checks the schema.
+    /// - Parameter readingOnly: open it only to read (`davgate status --offline`):
+    ///   nothing is created, and a schema of another version is an error.
+    init(location: PostgresLocation, readingOnly: Bool = false, logger: Logger) async throws {
+        self.location = location
+        self.logger = logger
+        var configuration = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: try Self.tls(location))
+        configuration.options.minimumConnections = 0
+        configuration.options.maximumConnections = 16
+        configuration.options.connectionIdleTimeout = .seconds(30)
+        configuration.options.connectTimeout = .seconds(5)
+        var parameters = [("application_name", "davgate"), ("lock_timeout", "10s"), ("idle_in_transaction_session_timeout", "60s")]
+        if readingOnly { parameters.append(("default_transaction_read_only", "on")) }
+        configuration.options.additionalStartupParameters = parameters
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        running = Task { await client.run() }
+        do {
+            if readingOnly { try await checkSchema() } else { try await migrate() }
+        } catch {
+            running.cancel()
+            throw error
+        }
+    }
+
+    deinit { running.cancel() }
+
+    private static func tls(_ location: PostgresLocation) throws -> PostgresClient.Configuration.TLS {
+        var context = TLSConfiguration.makeClientConfiguration()
+        if let ca = location.caFile {
+            context.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(ca))
+        }
+        return switch location.tls {
+        case .disable: .disable
+        case .prefer: .prefer(context)
+        case .require: .require(context)
+        }
+    }
+
+    /// Commits are durable when they return: nothing to wait for.
+    func sync() async throws {}
+
+    // MARK: Transactions
+
+    /// One statement's rows, or a few statements that need not agree.
+    func read<T: Sendable>(_ body: @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
+        try await withConnection { connection in
+            try await body(PostgresTransaction(connection: connection, logger: self.logger))
+        }
+    }
+
+    /// Several statements that must see one state of the index.
+    func snapshot<T: Sendable>(_ body: @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
+        try await withConnection { connection in
+            let transaction = PostgresTransaction(connection: connection, logger: self.logger)
+            try await transaction.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            do {
+                let result = try await body(transaction)
+                try await transaction.execute("COMMIT")
+                return result
+            } catch {
+                try? await transaction.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// Every change to the index: one transaction that first takes the
+    /// `feed` row, so writers of every instance follow one another as
+    /// SQLite's did. A deadlock or serialization failure (which the row
+    /// should make impossible, but a server may still report) runs the
+    /// body again: bodies are database work only.
+    func write<T: Sendable>(_ body: @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await withConnection { connection in
+                    let transaction = PostgresTransaction(connection: connection, logger: self.logger)
+                    try await transaction.execute("BEGIN")
+                    let result: T
+                    do {
+                        try await transaction.execute("SELECT last_seq FROM feed WHERE id = 1 FOR UPDATE")
+                        result = try await body(transaction)
+                    } catch {
+                        try? await transaction.execute("ROLLBACK")
+                        throw error
+                    }
+                    do {
+                        try await transaction.execute("COMMIT")
+                    } catch {
+                        // The commit may or may not have happened: nothing
+                        // built on it may be acknowledged.
+                        throw ProviderError.indexUnavailable("the index's commit did not answer (\(Self.describe(error))); it may or may not have been made")
+                    }
+                    return result
+                }
+            } catch let error as PSQLError where Self.isRetryable(error) && attempt < 5 {
+                logger.debug("index transaction retried", metadata: ["error": "\(Self.describe(error))"])
+            }
+        }
+    }
+
+    /// Leases a connection; a server that cannot be reached is a 503
+    /// (`ProviderError.indexUnavailable`), and a unique violation is an
+    /// item that exists already (another instance made it first).
+    private func withConnection<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await client.withConnection { connection in try await body(connection) }
+        } catch let error as PSQLError {
+            throw Self.translate(error)
+        }
+    }
+
+    static func translate(_ error: PSQLError) -> any Error {
+        switch error.code {
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            if state == "23505" { return ProviderError.exists }
+            // 57P01-03: the server is shutting down or restarting; 53300: too many connections.
+            if state.hasPrefix("57P") || state == "53300" || state.hasPrefix("08") {
+                return ProviderError.indexUnavailable(describe(error))
+            }
+            return error
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
+             .sslUnsupported, .failedToAddSSLHandler:
+            return ProviderError.indexUnavailable(describe(error))
+        default:
+            return error
+        }
+    }
+
+    private static func isRetryable(_ error: PSQLError) -> Bool {
+        guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40001" || state == "40P01"
+    }
+
+    /// The server's message, not postgres-nio's (which hides it by default).
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let message = error.serverInfo?[.message] {
+            return "\(message) (\(error.serverInfo?[.sqlState] ?? "?"))"
+        }
+        return String(reflecting: error)
+    }
+}
+
+/// A connection inside one of `PostgresIndex`'s transactions (or a plain
+/// read): runs statements and collects their rows.
+struct PostgresTransaction: Sendable {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        var rows: [PostgresRow] = []
+        for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
+        return rows
+    }
+
+    func execute(_ query: PostgresQuery) async throws {
+        for try await _ in try await connection.query(query, logger: logger) {}
+    }
+
+    func first<T: PostgresDecodable>(_ query: PostgresQuery, as type: T.Type) async throws -> T? {
+        try await rows(query).first.map { try $0.decode(T.self) }
+    }
+}
