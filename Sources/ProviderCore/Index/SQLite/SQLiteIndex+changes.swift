@@ -100,14 +100,6 @@ extension SQLiteIndex {
         return (row[0], row[1], latest)
     }
 
-    /// A place (a folder and a name in it) where something changed: the
-    /// feed answers by place, since a place can change hands (a MOVE away,
-    /// then a new file under the same name) and the client knows names.
-    struct ChangedPlace: Sendable, Hashable {
-        let parent: Int64
-        let name: String
-    }
-
     /// What changed since `sequence` among the members of `folder` (at
     /// `path`), or anywhere below it (`infinite`), all read in one snapshot,
     /// so that the items reported are those of the sequence number the
@@ -131,26 +123,10 @@ extension SQLiteIndex {
                     WHERE domain = ? AND seq > ? AND parent_id IN (SELECT id FROM folders) ORDER BY seq
                     """
                 : "SELECT seq, parent_id, name, kind FROM change WHERE parent_id = ? AND domain = ? AND seq > ? ORDER BY seq"
-            var places: [ChangedPlace] = []
-            var known = Set<ChangedPlace>()
-            var arrived = Set<ChangedPlace>()
-            var covered = latest
-            var truncated = false
+            var collected = ChangedPlaces(latest: latest, limit: limit)
             let rows = try Row.fetchCursor(db, sql: scope, arguments: [folder, domain, sequence])
-            while let row = try rows.next() {
-                let place = ChangedPlace(parent: row[1], name: row[2])
-                if !known.contains(place) {
-                    if let limit, places.count == limit {
-                        truncated = true
-                        break
-                    }
-                    known.insert(place)
-                    places.append(place)
-                }
-                if (row[3] as String) == "new" { arrived.insert(place) }
-                covered = row[0]
-            }
-            if !truncated { covered = latest }
+            while let row = try rows.next(), collected.add(sequence: row[0], parent: row[1], name: row[2], kind: row[3]) {}
+            collected.finish()
 
             var present: [(Item, ItemPath)] = []
             var removed: [ItemPath] = []
@@ -158,7 +134,7 @@ extension SQLiteIndex {
             // A place reached twice (a folder that arrived, then a change
             // inside it) is reported once.
             var reported = Set<ItemPath>()
-            for place in places {
+            for place in collected.places {
                 let parentPath: ItemPath
                 if let known = parentPaths[place.parent] {
                     parentPath = known
@@ -175,14 +151,14 @@ extension SQLiteIndex {
                 present.append((item, placePath))
                 // A folder that arrived (made, copied or moved in) is new to
                 // the client with everything in it.
-                if infinite && item.isFolder && arrived.contains(place) {
+                if infinite && item.isFolder && collected.arrived.contains(place) {
                     for (member, memberPath) in try Self.descendantsWithPaths(db, of: item.id, at: placePath)
                     where reported.insert(memberPath).inserted {
                         present.append((member, memberPath))
                     }
                 }
             }
-            return (present, removed, max(covered, sequence), truncated)
+            return (present, removed, max(collected.covered, sequence), collected.truncated)
         }
     }
 

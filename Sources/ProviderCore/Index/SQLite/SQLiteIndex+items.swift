@@ -116,15 +116,7 @@ extension SQLiteIndex {
 
     /// Every item below `folder` (at `path`), parents first, with its path.
     static func descendantsWithPaths(_ db: Database, of folder: Int64, at path: ItemPath) throws -> [(Item, ItemPath)] {
-        var paths: [Int64: ItemPath] = [folder: path]
-        var result: [(Item, ItemPath)] = []
-        for item in try descendants(db, of: folder) {
-            guard let parent = item.parentID, let parentPath = paths[parent] else { continue }
-            let itemPath = parentPath + [item.name]
-            if item.isFolder { paths[item.id] = itemPath }
-            result.append((item, itemPath))
-        }
-        return result
+        Item.withPaths(try descendants(db, of: folder), below: folder, at: path)
     }
 
     func descendantsWithPaths(of folder: Int64, at path: ItemPath) async throws -> [(Item, ItemPath)] {
@@ -272,25 +264,18 @@ extension SQLiteIndex {
         let find = try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?")
         let mark = try db.cachedStatement(sql: "UPDATE item SET seen = ? WHERE id = ?")
         for entry in entries {
-            guard let item = try Row.fetchOne(find, arguments: [folder, entry.name]).map(Item.init(row:)) else {
-                let inserted = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false)
-                try mark.execute(arguments: [pass, inserted.id])
-                continue
-            }
-            // Written here, not uploaded yet: ours is the truth until
-            // the upload (which settles any conflict) is done; the
-            // machine keeps it as it is on `upstreamChanged`.
-            if item.dirty {
-                try mark.execute(arguments: [pass, item.id])
-                continue
-            }
-            if item.isFolder != entry.isFolder {
-                effects.stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
-                let inserted = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false)
-                try mark.execute(arguments: [pass, inserted.id])
-                continue
-            }
-            if !entry.isFolder, item.upstreamVersion != entry.version {
+            let item = try Row.fetchOne(find, arguments: [folder, entry.name]).map(Item.init(row:))
+            var marked = item?.id
+            switch ListingDecision(existing: item, entry: entry) {
+            case .insert:
+                marked = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false).id
+            case .keepOurs, .unchanged:
+                break
+            case .replace:
+                effects.stale.append(contentsOf: try Self.deleteSubtree(db, id: item!.id))
+                marked = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false).id
+            case .newContent:
+                let item = item!
                 try db.execute(
                     sql: """
                         UPDATE item SET size = ?, modified = ?, upstream_version = ?, cached_version = NULL, executable = ?,
@@ -301,10 +286,10 @@ extension SQLiteIndex {
                     effects.stale.append(item.id)
                 }
                 if item.isMaterialized { effects.changedLocal.append(item.id) }
-            } else if entry.isFolder, item.modified != entry.modified {
-                try db.execute(sql: "UPDATE item SET modified = ? WHERE id = ?", arguments: [entry.modified.timeIntervalSince1970, item.id])
+            case .newFolderDate:
+                try db.execute(sql: "UPDATE item SET modified = ? WHERE id = ?", arguments: [entry.modified.timeIntervalSince1970, item!.id])
             }
-            try mark.execute(arguments: [pass, item.id])
+            try mark.execute(arguments: [pass, marked!])
         }
         return effects
     }

@@ -1,0 +1,52 @@
+/// The places a run of change rows names, read oldest first: each place
+/// once, in the order of its first change, up to `limit` places. Both index
+/// implementations feed it their rows, so a sync token means the same
+/// whichever database answers.
+///
+/// The feed answers by place (a folder and a name in it), since a place can
+/// change hands (a MOVE away, then a new file under the same name) and the
+/// client knows names.
+struct ChangedPlaces {
+    struct Place: Sendable, Hashable {
+        let parent: Int64
+        let name: String
+    }
+
+    private(set) var places: [Place] = []
+    /// Places where something arrived (made, copied or moved in).
+    private(set) var arrived = Set<Place>()
+    /// The last change read; the feed's latest when every row was read.
+    private(set) var covered: Int64
+    /// Whether rows were left unread because `limit` places were reached.
+    private(set) var truncated = false
+    private var known = Set<Place>()
+    private let limit: Int?
+    private let latest: Int64
+
+    init(latest: Int64, limit: Int?) {
+        self.latest = latest
+        self.limit = limit
+        covered = latest
+    }
+
+    /// Takes one change row; false when the limit is reached and reading stops.
+    mutating func add(sequence: Int64, parent: Int64, name: String, kind: String) -> Bool {
+        let place = Place(parent: parent, name: name)
+        if !known.contains(place) {
+            if let limit, places.count == limit {
+                truncated = true
+                return false
+            }
+            known.insert(place)
+            places.append(place)
+        }
+        if kind == "new" { arrived.insert(place) }
+        covered = sequence
+        return true
+    }
+
+    /// Once every row was read, the answer covers the feed up to its latest.
+    mutating func finish() {
+        if !truncated { covered = latest }
+    }
+}
