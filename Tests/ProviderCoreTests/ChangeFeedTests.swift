@@ -13,7 +13,7 @@ struct ChangeFeedTests {
 
     @Test("every kind of change appears once in the next answer and never again, at depth 1 and infinite")
     func everyKindOnce() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         _ = try await f.put("kept", at: ["kept.txt"])
         let root = try await f.provider.root()
@@ -52,7 +52,7 @@ struct ChangeFeedTests {
 
     @Test("a folder moved into the synced tree arrives with everything in it")
     func folderMovedIn() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         _ = try await f.provider.makeFolder(at: ["watched"])
         _ = try await f.provider.makeFolder(at: ["outside"])
@@ -73,7 +73,7 @@ struct ChangeFeedTests {
 
     @Test("a file changed in the upstream is reported once a listing sees it")
     func upstreamChangeSeenOnRefresh() async throws {
-        let f = try Fixture(ttl: 0)
+        let f = try await Fixture(ttl: 0)
         defer { f.cleanUp() }
         try f.write("theirs", "before.txt")
         let root = try await f.provider.root()
@@ -88,7 +88,7 @@ struct ChangeFeedTests {
 
     @Test("syncs racing a burst of new folders and files report each new item exactly once, and miss none")
     func syncsRacingWrites() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         let root = try await f.provider.root()
         let start = try await f.provider.changes(below: root, at: [], since: "", infinite: true, limit: nil)
@@ -122,7 +122,7 @@ struct ChangeFeedTests {
 
     @Test("a limit pages the answer: each place once across the pages, truncated until the last")
     func paging() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         let root = try await f.provider.root()
         let start = try await f.provider.changes(below: root, at: [], since: "", infinite: false, limit: nil)
@@ -143,14 +143,14 @@ struct ChangeFeedTests {
 
     @Test("a token survives reopening the index; another feed's, a future and a compacted token are refused")
     func tokens() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         let root = try await f.provider.root()
         _ = try await f.put("one", at: ["one.txt"])
         let token = try await f.provider.currentSyncToken()
         _ = try await f.put("two", at: ["two.txt"])
 
-        let reopened = try Provider(domain: "files", store: f.store, index: MetadataIndex(file: f.root.appendingPathComponent("index.sqlite")),
+        let reopened = try await Provider(domain: "files", store: f.store, index: TestIndex.open(in: f.root),
                                     cacheFolder: f.root.appendingPathComponent("cache"), listingTTL: 60, logger: Logger(label: "test"))
         let later = try await reopened.changes(below: root, at: [], since: token.description, infinite: false, limit: nil)
         #expect(paths(later) == [["two.txt"]])
@@ -173,7 +173,7 @@ struct ChangeFeedTests {
 
     @Test("a folder's ETag moves when anything below it changes, and only then; its siblings' stay")
     func folderETags() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         for folder in [["a"], ["a", "b"], ["a", "b", "c"], ["sibling"]] { _ = try await f.provider.makeFolder(at: folder) }
         let x = try await f.put("x", at: ["a", "b", "c", "x.txt"])

@@ -9,7 +9,7 @@ import Testing
 struct ContentPolicyIndexTests {
     @Test("the nearest policy applies, set or inherited; eviction keeps what is eager, not a lazy member of an eager folder nor what is below it")
     func inheritanceAndEviction() async throws {
-        let f = try Fixture(ttl: 600)
+        let f = try await Fixture(ttl: 600)
         defer { f.cleanUp() }
         try FileManager.default.createDirectory(at: f.upstream.appendingPathComponent("a/b"), withIntermediateDirectories: true)
         for name in ["top.txt", "a/x.txt", "a/b/y.txt", "a/b/z.txt"] { try f.write(name, name) }

@@ -33,7 +33,7 @@ struct CutUploadTests {
 
     @Test("an older write that reached the upstream unrecorded: the newest replaces it, no conflict copy", arguments: [0, 1])
     func cutUploadIsOurs(delivered: Int) async throws {
-        let f = try Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 0))
+        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 0))
         defer { f.cleanUp() }
         try await cutAfterDelivery(f, deliver: delivered)
         try await drain(f)
@@ -45,7 +45,7 @@ struct CutUploadTests {
 
     @Test("the same size written upstream by someone else is still a conflict: both kept")
     func someoneElsesChangeStaysAConflict() async throws {
-        let f = try Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 0))
+        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 0))
         defer { f.cleanUp() }
         _ = try await f.put("ours", at: ["x.txt"])
         try f.write("them", "x.txt")

@@ -28,7 +28,7 @@ struct DeletionCleanupTests {
     /// upload completes: either way none is left.
     @Test("a folder's DELETE with uploads pending: its content and outbox files go, a file outside keeps both", arguments: [false, true])
     func folderWithPendingUploads(trash: Bool) async throws {
-        let f = try Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600),
+        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600),
                             trash: trash ? TrashPolicy() : nil)
         defer { f.cleanUp() }
         _ = try await f.provider.makeFolder(at: ["d"])
@@ -55,7 +55,7 @@ struct DeletionCleanupTests {
 
     @Test("a file's DELETE after its upload: its content file goes")
     func uploadedFile() async throws {
-        let f = try Fixture(writeMode: .through)
+        let f = try await Fixture(writeMode: .through)
         defer { f.cleanUp() }
         let item = try await f.put("uploaded", at: ["a.txt"])
         #expect(f.provider.cache.hasFile(for: item.id))
@@ -66,7 +66,7 @@ struct DeletionCleanupTests {
 
     @Test("at start, content files of items the index no longer holds are removed; the others stay")
     func orphansSweptAtStart() async throws {
-        let f = try Fixture(writeMode: .through)
+        let f = try await Fixture(writeMode: .through)
         defer { f.cleanUp() }
         let kept = try await f.put("kept", at: ["kept.txt"])
         // What a stop leaves when it comes before a DELETE's unlinks ran:
@@ -86,7 +86,7 @@ struct DeletionCleanupTests {
     /// the unlinks cannot take its file.
     @Test("a PUT of a deleted file's name right after its DELETE keeps its own content through the later unlinks", arguments: [WriteMode.through, .back])
     func putRightAfterDelete(mode: WriteMode) async throws {
-        let f = try Fixture(writeMode: mode, uploads: UploadPolicy(quietDelay: 3600))
+        let f = try await Fixture(writeMode: mode, uploads: UploadPolicy(quietDelay: 3600))
         defer { f.cleanUp() }
         let old = try await f.put("old", at: ["a.txt"])
         try await f.provider.delete(at: ["a.txt"])

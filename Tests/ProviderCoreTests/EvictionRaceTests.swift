@@ -9,7 +9,7 @@ import Testing
 struct EvictionRaceTests {
     @Test("a file written after eviction chose it keeps its new content, and the read serves it")
     func writeBetweenChoiceAndEviction() async throws {
-        let f = try Fixture(ttl: 600, writeMode: .back)
+        let f = try await Fixture(ttl: 600, writeMode: .back)
         defer { f.cleanUp() }
         try f.write("upstream version", "a.txt")
         let listed = try #require(try await f.provider.item(at: ["a.txt"]))
@@ -31,7 +31,7 @@ struct EvictionRaceTests {
 
     @Test("an unchanged file chosen for eviction goes back to a placeholder")
     func unchangedFileIsEvicted() async throws {
-        let f = try Fixture(ttl: 600, writeMode: .back)
+        let f = try await Fixture(ttl: 600, writeMode: .back)
         defer { f.cleanUp() }
         try f.write("upstream version", "a.txt")
         let listed = try #require(try await f.provider.item(at: ["a.txt"]))
@@ -45,7 +45,7 @@ struct EvictionRaceTests {
 
     @Test("the file contents(of:) hands out stays while its lease is held (a PATCH's base, a staged upload's head, a conflict copy read as a version), and is evicted after")
     func contentsLeaseHoldsTheFile() async throws {
-        let f = try Fixture(ttl: 600, writeMode: .back)
+        let f = try await Fixture(ttl: 600, writeMode: .back)
         defer { f.cleanUp() }
         try f.write("upstream version", "a.txt")
         let listed = try #require(try await f.provider.item(at: ["a.txt"]))

@@ -12,12 +12,12 @@ struct EvictionTests {
         let root: URL
         let provider: Provider
 
-        init() throws {
+        init() async throws {
             root = FileManager.default.temporaryDirectory.appendingPathComponent("evict-\(UUID().uuidString)")
             let upstream = root.appendingPathComponent("upstream")
             try FileManager.default.createDirectory(at: upstream, withIntermediateDirectories: true)
             for i in 0..<7 { try Data(repeating: UInt8(i), count: 100_000).write(to: upstream.appendingPathComponent("f\(i).bin")) }
-            let index = try MetadataIndex(file: root.appendingPathComponent("index.sqlite"))
+            let index = try await TestIndex.open(in: root)
             provider = try Provider(domain: "files", store: FaultyStore(root: upstream), index: index,
                                     cacheFolder: root.appendingPathComponent("cache"), listingTTL: 600,
                                     budget: CacheBudget(maxBytes: 3 * 102_400), logger: Logger(label: "test"))
@@ -48,7 +48,7 @@ struct EvictionTests {
 
     @Test("the least recently read files are evicted first, back to placeholders, and read again on demand")
     func leastRecentlyRead() async throws {
-        let f = try Fixture()
+        let f = try await Fixture()
         defer { f.cleanUp() }
         for i in 0..<5 { try await f.read(i) }
         #expect(try await f.local() == [2, 3, 4])
@@ -62,7 +62,7 @@ struct EvictionTests {
 
     @Test("eager (pinned), locked and currently read files are never evicted")
     func keptFiles() async throws {
-        let f = try Fixture()
+        let f = try await Fixture()
         defer { f.cleanUp() }
         for i in 0..<3 { try await f.read(i) }
         try await f.provider.changeProperties(of: try await f.item(0), [.contentPolicy(.eager)])

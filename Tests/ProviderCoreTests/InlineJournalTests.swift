@@ -10,7 +10,7 @@ import Testing
 struct InlineJournalTests {
     @Test("an outbox file emptied by a crash is rebuilt at start from the journal, and the cache serves it again")
     func rebuiltAfterCrash() async throws {
-        let f = try Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
+        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
         defer { f.cleanUp() }
         #expect(f.provider.inlineWriteLimit > 0)
         let item = try await f.put("acknowledged, never fsynced", at: ["small.txt"], inline: true)
@@ -33,7 +33,7 @@ struct InlineJournalTests {
 
     @Test("write-through takes no bytes inline: the upstream has them before the answer")
     func writeThroughSyncsItself() async throws {
-        let f = try Fixture(writeMode: .through)
+        let f = try await Fixture(writeMode: .through)
         defer { f.cleanUp() }
         #expect(f.provider.inlineWriteLimit == 0)
         _ = try await f.put("through", at: ["t.txt"], inline: true)

@@ -12,7 +12,7 @@ import Testing
 struct ItemStateAgreementTests {
     @Test("each of the nine states, and the status counts match the per-item states")
     func everyStateAgrees() async throws {
-        let f = try Fixture(ttl: 600, writeMode: .back, uploads: UploadPolicy(quietDelay: 0, maxAge: 0, parallelism: 1))
+        let f = try await Fixture(ttl: 600, writeMode: .back, uploads: UploadPolicy(quietDelay: 0, maxAge: 0, parallelism: 1))
         defer { f.cleanUp() }
         let provider = f.provider
         @Sendable func state(_ name: String) async throws -> ItemState.Name? {

@@ -14,7 +14,7 @@ import Glibc
 struct JournalRecoveryTests {
     @Test("a row whose outbox file is gone does not stop the start: that write is reported failed, the others are put back in the cache")
     func missingOutboxFile() async throws {
-        let f = try Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
+        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
         defer { f.cleanUp() }
         let lost = try await f.put("lost bytes", at: ["lost.txt"])
         let kept = try await f.put("kept bytes", at: ["kept.txt"])

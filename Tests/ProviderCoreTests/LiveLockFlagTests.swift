@@ -10,7 +10,7 @@ import Testing
 struct LiveLockFlagTests {
     @Test("a lock inserted while lockless reads run is seen once its insert returns, every time")
     func lockSeenAfterInsert() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         let item = try await f.put("locked", at: ["a.txt"])
         let index = f.provider.index

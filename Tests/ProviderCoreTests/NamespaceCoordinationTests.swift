@@ -46,7 +46,7 @@ struct NamespaceCoordinationTests {
 
     @Test("a DELETE, MOVE, COPY over, MKCOL inside and PROPPATCH queued behind a LOCK are refused with the lock's root; nothing changes")
     func changesBehindLock() async throws {
-        let f = try Fixture()
+        let f = try await Fixture()
         defer { f.cleanUp() }
         let provider = f.provider
         _ = try await f.put("keep", at: ["a.txt"])
@@ -79,7 +79,7 @@ struct NamespaceCoordinationTests {
 
     @Test("the lock's holder goes through: its token, under the same order")
     func holderGoesThrough() async throws {
-        let f = try Fixture()
+        let f = try await Fixture()
         defer { f.cleanUp() }
         let provider = f.provider
         _ = try await f.put("keep", at: ["a.txt"])

@@ -10,7 +10,7 @@ import Testing
 struct PagedListingTests {
     @Test("every page's names become placeholders, and names gone upstream go once all pages are in")
     func pagesApplyAndSweep() async throws {
-        let f = try Fixture()
+        let f = try await Fixture()
         defer { f.cleanUp() }
         f.store.listPageSize.withLockedValue { $0 = 3 }
         for n in 0..<10 { try f.write("file \(n)", "f\(n)") }
@@ -29,7 +29,7 @@ struct PagedListingTests {
 
     @Test("a namespace change here between two pages stops the refresh: later pages, read before the change, are not applied, nothing is removed, and the next read lists again")
     func changeBetweenPagesStopsTheRefresh() async throws {
-        let f = try Fixture()
+        let f = try await Fixture()
         defer { f.cleanUp() }
         for n in 0..<6 { try f.write("file \(n)", "f\(n)") }
         let root = try await f.provider.root()

@@ -27,7 +27,7 @@ struct PartialContentTests {
 
     @Test("a range fetches only itself, is served again from the cache, and a whole read fetches only the gaps")
     func rangeThenWhole() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         let text = String((0..<100).map { Character(UnicodeScalar(UInt8(65 + $0 % 26))) })
         try f.write(text, "doc.txt")
@@ -47,7 +47,7 @@ struct PartialContentTests {
 
     @Test("a range of a file changed since its listing is refused, and the index learns the new version")
     func changedUpstream() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         try f.write("version one, listed", "doc.txt")
         let listed = try #require(try await f.provider.item(at: ["doc.txt"]))

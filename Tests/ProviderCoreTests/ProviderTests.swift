@@ -12,10 +12,10 @@ struct Fixture {
     let provider: Provider
     /// Opens a provider as this fixture's settings make it: over the index
     /// file reopened, the same cache folder and the same store (`restarted`).
-    private let open: @Sendable () throws -> Provider
+    private let open: @Sendable () async throws -> Provider
 
     init(ttl: TimeInterval = 0, writeMode: WriteMode = .through, uploads: UploadPolicy = UploadPolicy(), trash: TrashPolicy? = nil,
-         versions: VersionPolicy? = nil, uploadExpiry: TimeInterval = 86_400) throws {
+         versions: VersionPolicy? = nil, uploadExpiry: TimeInterval = 86_400) async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("pc-\(UUID().uuidString)")
         self.root = root
         upstream = root.appendingPathComponent("upstream")
@@ -23,18 +23,18 @@ struct Fixture {
         let store = FaultyStore(root: upstream)
         self.store = store
         open = {
-            let index = try MetadataIndex(file: root.appendingPathComponent("index.sqlite"))
+            let index = try await TestIndex.open(in: root)
             return try Provider(domain: "files", store: store, index: index, cacheFolder: root.appendingPathComponent("cache"),
                                 listingTTL: ttl, writeMode: writeMode, uploads: uploads, trash: trash, versions: versions,
                                 uploadExpiry: uploadExpiry, logger: Logger(label: "test"))
         }
-        provider = try open()
+        provider = try await open()
     }
 
     /// A new provider over the same index file, cache folder and upstream,
     /// as davgate's next start opens them (`provider` is not to be used
     /// beside it).
-    func restarted() throws -> Provider { try open() }
+    func restarted() async throws -> Provider { try await open() }
 
     func write(_ text: String, _ name: String) throws {
         try text.write(to: upstream.appendingPathComponent(name), atomically: true, encoding: .utf8)
@@ -56,7 +56,7 @@ struct Fixture {
 struct ProviderTests {
     @Test("a listing read before a write-back upload landed and delivered after it does not set the file back: the next write is no conflict with our own upload")
     func staleListingAfterUpload() async throws {
-        let f = try Fixture(ttl: 0, writeMode: .back, uploads: UploadPolicy(quietDelay: 0))
+        let f = try await Fixture(ttl: 0, writeMode: .back, uploads: UploadPolicy(quietDelay: 0))
         defer { f.cleanUp() }
         try f.write("v0", "a.txt")
         let root = try await f.provider.root()
@@ -82,7 +82,7 @@ struct ProviderTests {
 
     @Test("a MOVE or COPY onto a file written here and never uploaded, refused by the upstream, keeps that file: bytes, row and journal")
     func failedOverwriteKeepsTheLocalWrite() async throws {
-        let f = try Fixture(ttl: 60, writeMode: .back)
+        let f = try await Fixture(ttl: 60, writeMode: .back)
         defer { f.cleanUp() }
         try f.write("upstream b", "b.txt")
         _ = try await f.put("ours, never uploaded", at: ["a.txt"])
@@ -110,7 +110,7 @@ struct ProviderTests {
 
     @Test("listing creates placeholders without fetching content")
     func placeholders() async throws {
-        let f = try Fixture()
+        let f = try await Fixture()
         defer { f.cleanUp() }
         for i in 0..<20 { try f.write("file \(i)", "f\(i).txt") }
         let root = try await f.provider.root()
@@ -123,7 +123,7 @@ struct ProviderTests {
 
     @Test("concurrent first reads of a placeholder share one fetch")
     func singleFlight() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         try f.write("shared content", "shared.txt")
         f.store.fetchDelay.withLockedValue { $0 = .milliseconds(200) }
@@ -149,7 +149,7 @@ struct ProviderTests {
 
     @Test("a failed fetch leaves a placeholder and no partial content")
     func failedFetch() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         try f.write("content", "a.txt")
         let item = try #require(try await f.provider.item(at: ["a.txt"]))
@@ -166,7 +166,7 @@ struct ProviderTests {
 
     @Test("an upstream failure during a write leaves index and upstream as they were")
     func failedUpload() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         let original = try await f.put("original", at: ["doc.txt"])
         f.store.failing.withLockedValue { $0["upload"] = .noSpace }
@@ -185,7 +185,7 @@ struct ProviderTests {
 
     @Test("failed MKCOL, MOVE and DELETE upstream change nothing in the index")
     func failedNamespaceChanges() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         _ = try await f.put("x", at: ["a.txt"])
         f.store.failing.withLockedValue { $0 = ["makeFolder": .io("injected"), "move": .io("injected"), "delete": .io("injected")] }
@@ -199,7 +199,7 @@ struct ProviderTests {
 
     @Test("move keeps identity and dead properties; copy duplicates them")
     func moveAndCopy() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         _ = try await f.provider.makeFolder(at: ["dir"])
         let file = try await f.put("data", at: ["dir", "a.txt"])
@@ -216,7 +216,7 @@ struct ProviderTests {
 
     @Test("exclusive locks conflict, shared locks coexist, locks survive reopening the index")
     func locks() async throws {
-        let f = try Fixture(ttl: 60)
+        let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
         let folder = try await f.provider.makeFolder(at: ["dir"])
         let file = try await f.put("x", at: ["dir", "a.txt"])
@@ -229,7 +229,7 @@ struct ProviderTests {
         let s1 = try await f.provider.createLock(on: file, depthInfinity: false, exclusive: false, ownerXML: nil, principal: "a", timeout: 600)
         let s2 = try await f.provider.createLock(on: file, depthInfinity: false, exclusive: false, ownerXML: nil, principal: "b", timeout: nil)
         #expect(Set(try await f.provider.locks(covering: file).map(\.token)) == [s1.token, s2.token])
-        let reopened = try MetadataIndex(file: f.root.appendingPathComponent("index.sqlite"))
+        let reopened = try await TestIndex.open(in: f.root)
         #expect(try await reopened.store.lock(token: s2.token)?.principal == "b")
     }
 }

@@ -17,9 +17,9 @@ import Testing
 struct StagedUploadTests {
     private static let alice = WriteConditions(principal: "alice")
 
-    private func fixture(_ writeMode: WriteMode = .through, versions: VersionPolicy? = nil, uploadExpiry: TimeInterval = 86_400) throws -> Fixture {
+    private func fixture(_ writeMode: WriteMode = .through, versions: VersionPolicy? = nil, uploadExpiry: TimeInterval = 86_400) async throws -> Fixture {
         // Write-back uploads only when flushed (`flushAllUploads`).
-        try Fixture(writeMode: writeMode, uploads: UploadPolicy(quietDelay: 3600), versions: versions, uploadExpiry: uploadExpiry)
+        try await Fixture(writeMode: writeMode, uploads: UploadPolicy(quietDelay: 3600), versions: versions, uploadExpiry: uploadExpiry)
     }
 
     /// Sends `bytes` as the piece at `offset` of a `total`-byte upload, as
@@ -71,7 +71,7 @@ struct StagedUploadTests {
 
     @Test("pieces sent out of order: nothing at the path until the last, then exactly the bytes, and nothing left staged", arguments: WriteMode.allCases)
     func outOfOrder(writeMode: WriteMode) async throws {
-        let f = try fixture(writeMode)
+        let f = try await fixture(writeMode)
         defer { f.cleanUp() }
         // Past 1 MiB, the step the bytes are copied in.
         let bytes = randomBytes(2_500_000)
@@ -101,7 +101,7 @@ struct StagedUploadTests {
     @Test("a piece over an existing file patches it as Apache does: at once, the old bytes around it; a smaller total truncates",
           arguments: WriteMode.allCases)
     func patchesExisting(writeMode: WriteMode) async throws {
-        let f = try fixture(writeMode)
+        let f = try await fixture(writeMode)
         defer { f.cleanUp() }
         let old = String((0..<100).map { Character(String($0 % 10)) })
         try f.write(old, "a.txt")
@@ -130,7 +130,7 @@ struct StagedUploadTests {
 
     @Test("an upload from byte 0 over an existing file is new content: the old stays whole until the last piece")
     func newContentOverExisting() async throws {
-        let f = try fixture()
+        let f = try await fixture()
         defer { f.cleanUp() }
         let old = String(repeating: "o", count: 100)
         _ = try await f.put(old, at: ["a.txt"])
@@ -143,7 +143,7 @@ struct StagedUploadTests {
 
     @Test("a piece at byte 0 begins again: an abandoned upload's bytes never mix into the new one")
     func byteZeroBeginsAgain() async throws {
-        let f = try fixture()
+        let f = try await fixture()
         defer { f.cleanUp() }
         // The first upload is abandoned after its first piece; the second,
         // of the same length, must not count that piece as its own.
@@ -156,7 +156,7 @@ struct StagedUploadTests {
 
     @Test("a first piece past byte 0 over nothing is refused, and nothing is staged")
     func pieceOfNothing() async throws {
-        let f = try fixture()
+        let f = try await fixture()
         defer { f.cleanUp() }
         await #expect(throws: ProviderError.stagedUploadMissing) {
             _ = try await piece(f, "tail", at: 10, total: 14, path: ["new.txt"])
@@ -168,7 +168,7 @@ struct StagedUploadTests {
     @Test("an upload longer than the existing file keeps the old content at the path until the gap past its end is filled",
           arguments: WriteMode.allCases)
     func extendsExisting(writeMode: WriteMode) async throws {
-        let f = try fixture(writeMode)
+        let f = try await fixture(writeMode)
         defer { f.cleanUp() }
         let old = String(repeating: "o", count: 100)
         _ = try await f.put(old, at: ["a.txt"])
@@ -188,7 +188,7 @@ struct StagedUploadTests {
 
     @Test("a piece that is the whole file replaces it without fetching the old content")
     func wholePieceFetchesNothing() async throws {
-        let f = try fixture()
+        let f = try await fixture()
         defer { f.cleanUp() }
         try f.write("old content, never fetched", "a.txt")
         _ = try #require(try await f.provider.item(at: ["a.txt"]))
@@ -199,12 +199,12 @@ struct StagedUploadTests {
 
     @Test("a staged upload survives a restart: the next provider finds it and its last piece completes it", arguments: WriteMode.allCases)
     func survivesRestart(writeMode: WriteMode) async throws {
-        let f = try fixture(writeMode)
+        let f = try await fixture(writeMode)
         defer { f.cleanUp() }
         _ = try await f.put("old", at: ["a.txt"])
         let staged = try #require(try await piece(f, "ABCDEFGHIJ", at: 0, total: 20, path: ["a.txt"]).staged)
 
-        let restarted = try f.restarted()
+        let restarted = try await f.restarted()
         let found = try #require(restarted.stagedUpload(at: ["a.txt"], principal: "alice"))
         #expect(found.received == staged.received && found.total == 20 && found.basis == staged.basis && found.path == ["a.txt"])
         #expect(restarted.stagedUpload(at: ["a.txt"], principal: "bob") == nil)
@@ -219,7 +219,7 @@ struct StagedUploadTests {
     @Test("the file changed or deleted between pieces: the next piece is refused as stale and the pieces are dropped",
           arguments: WriteMode.allCases)
     func stale(writeMode: WriteMode) async throws {
-        let f = try fixture(writeMode)
+        let f = try await fixture(writeMode)
         defer { f.cleanUp() }
         _ = try #require(try await piece(f, "01234", at: 0, total: 10, path: ["new.txt"]).staged)
         _ = try await f.put("another writer's", at: ["new.txt"])
@@ -247,7 +247,7 @@ struct StagedUploadTests {
 
     @Test("another declared length is another upload: the pieces of the first are dropped")
     func anotherTotal() async throws {
-        let f = try fixture()
+        let f = try await fixture()
         defer { f.cleanUp() }
         _ = try #require(try await piece(f, "AAAAA", at: 0, total: 10, path: ["a.txt"]).staged)
         let restarted = try #require(try await piece(f, "aaa", at: 0, total: 6, path: ["a.txt"]).staged)
@@ -258,7 +258,7 @@ struct StagedUploadTests {
 
     @Test("two users' pieces for one path never mix: each upload holds its own, and the first to commit makes the other stale")
     func principalsApart() async throws {
-        let f = try fixture()
+        let f = try await fixture()
         defer { f.cleanUp() }
         let bob = WriteConditions(principal: "bob")
         _ = try #require(try await piece(f, "alice", at: 0, total: 10, path: ["a.txt"]).staged)
@@ -278,7 +278,7 @@ struct StagedUploadTests {
 
     @Test("two pieces of one upload sent at once both land, round after round", arguments: WriteMode.allCases)
     func concurrentPieces(writeMode: WriteMode) async throws {
-        let f = try fixture(writeMode)
+        let f = try await fixture(writeMode)
         defer { f.cleanUp() }
         let provider = f.provider
         for round in 0..<12 {
@@ -301,7 +301,7 @@ struct StagedUploadTests {
     @Test("a LOCK taken by another user before the last piece refuses it, and the staged upload is kept for after the UNLOCK",
           arguments: WriteMode.allCases)
     func lockedBeforeLastPiece(writeMode: WriteMode) async throws {
-        let f = try fixture(writeMode)
+        let f = try await fixture(writeMode)
         defer { f.cleanUp() }
         _ = try await f.put("old", at: ["doc.txt"])
         _ = try #require(try await piece(f, "ABCDEFGHIJ", at: 0, total: 20, path: ["doc.txt"]).staged)
@@ -326,7 +326,7 @@ struct StagedUploadTests {
     @Test("with versions kept, an upload in three pieces over a file keeps exactly one version: the old content",
           arguments: WriteMode.allCases)
     func oneVersion(writeMode: WriteMode) async throws {
-        let f = try fixture(writeMode, versions: VersionPolicy(keep: 10))
+        let f = try await fixture(writeMode, versions: VersionPolicy(keep: 10))
         defer { f.cleanUp() }
         try f.write("old", "a.txt")
         _ = try #require(try await f.provider.item(at: ["a.txt"]))
@@ -346,7 +346,7 @@ struct StagedUploadTests {
 
     @Test("a cut PUT's first MiB or more is kept for a Content-Range resume; less, or all of it, is not")
     func cutWrite() async throws {
-        let f = try fixture()
+        let f = try await fixture()
         defer { f.cleanUp() }
         let bytes = randomBytes(1_600_000)
         let cut = 1 << 20
@@ -377,7 +377,7 @@ struct StagedUploadTests {
 
     @Test("staged uploads idle for longer than upload_expiry are removed, fresh ones kept")
     func expiry() async throws {
-        let f = try fixture(uploadExpiry: 3600)
+        let f = try await fixture(uploadExpiry: 3600)
         defer { f.cleanUp() }
         #expect(f.provider.uploadExpiry == 3600)
         _ = try #require(try await piece(f, "old", at: 0, total: 10, path: ["idle.txt"]).staged)
@@ -410,7 +410,7 @@ struct StagedUploadTests {
     @Test("PATCH writes at an offset, at the end, or counted from the end, extending the file; past its end or on nothing it is refused",
           arguments: WriteMode.allCases)
     func patch(writeMode: WriteMode) async throws {
-        let f = try fixture(writeMode)
+        let f = try await fixture(writeMode)
         defer { f.cleanUp() }
         try f.write("0123456789", "a.txt")
         _ = try #require(try await f.provider.item(at: ["a.txt"]))

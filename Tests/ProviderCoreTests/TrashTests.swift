@@ -21,7 +21,7 @@ struct TrashTests {
 
     @Test("a deleted file goes to the trash upstream with its bytes, and nothing lists, resolves or accepts the trash folder")
     func deleteKeepsTheFile() async throws {
-        let f = try Fixture(trash: TrashPolicy())
+        let f = try await Fixture(trash: TrashPolicy())
         defer { f.cleanUp() }
         try f.write("precious", "a.txt")
         try await f.provider.delete(at: ["a.txt"], by: "alice")
@@ -53,7 +53,7 @@ struct TrashTests {
 
     @Test("a restore puts a file back where it was, with the folders on the way made again, and never over anything")
     func restoreRecreatesFolders() async throws {
-        let f = try Fixture(trash: TrashPolicy())
+        let f = try await Fixture(trash: TrashPolicy())
         defer { f.cleanUp() }
         try fm.createDirectory(at: f.upstream.appendingPathComponent("docs/sub"), withIntermediateDirectories: true)
         try f.write("x", "docs/sub/x.txt")
@@ -82,7 +82,7 @@ struct TrashTests {
 
     @Test("a gateway with a new index reads the trash back from the upstream, sidecars and all")
     func lostGateway() async throws {
-        let f = try Fixture(trash: TrashPolicy())
+        let f = try await Fixture(trash: TrashPolicy())
         defer { f.cleanUp() }
         try fm.createDirectory(at: f.upstream.appendingPathComponent("docs"), withIntermediateDirectories: true)
         try f.write("report", "docs/report.txt")
@@ -90,7 +90,7 @@ struct TrashTests {
         // An entry some older tool left without a sidecar.
         try "loose".write(to: trashFolder(f).appendingPathComponent("loose.txt.d1700000000000"), atomically: true, encoding: .utf8)
 
-        let index = try MetadataIndex(file: f.root.appendingPathComponent("second.sqlite"))
+        let index = try await TestIndex.open("second", in: f.root)
         let second = try Provider(domain: "files", store: f.store, index: index, cacheFolder: f.root.appendingPathComponent("second-cache"),
                                   listingTTL: 0, trash: TrashPolicy(), logger: Logger(label: "test"))
         let entries = try await second.trashEntries()
@@ -105,7 +105,7 @@ struct TrashTests {
 
     @Test("an edit written back but not yet uploaded goes to the trash with the bytes the client wrote last")
     func writeBackEditKeepsItsBytes() async throws {
-        let f = try Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600), trash: TrashPolicy())
+        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600), trash: TrashPolicy())
         defer { f.cleanUp() }
         try f.write("as uploaded", "report.txt")
         _ = try await f.provider.item(at: ["report.txt"])
@@ -118,7 +118,7 @@ struct TrashTests {
 
     @Test("a file that never reached the upstream (an editor's lock or swap file) is deleted here, with the upstream down, and not kept")
     func neverUploadedIsNotKept() async throws {
-        let f = try Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600), trash: TrashPolicy())
+        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600), trash: TrashPolicy())
         defer { f.cleanUp() }
         _ = try await f.put("lock", at: [".~lock.report.odt#"])
         f.store.failing.withLockedValue { failing in
@@ -136,7 +136,7 @@ struct TrashTests {
 
     @Test("an upstream that refuses the trash for good (full, forbidden) still deletes as asked; one that is down fails the DELETE")
     func trashRefused() async throws {
-        let f = try Fixture(trash: TrashPolicy())
+        let f = try await Fixture(trash: TrashPolicy())
         defer { f.cleanUp() }
         try f.write("one", "one.txt")
         try f.write("two", "two.txt")
@@ -155,7 +155,7 @@ struct TrashTests {
 
     @Test("purging removes entries and their sidecars upstream; expiry purges the too old, then the oldest past the budget")
     func purgeAndExpiry() async throws {
-        let f = try Fixture(trash: TrashPolicy(retention: 3600, budget: 250))
+        let f = try await Fixture(trash: TrashPolicy(retention: 3600, budget: 250))
         defer { f.cleanUp() }
         for n in 0..<4 {
             try f.write(String(repeating: "\(n)", count: 100), "f\(n).txt")
@@ -185,7 +185,7 @@ struct TrashTests {
 
     @Test("over another davgate (which keeps its own trash), a DELETE deletes there plainly")
     func upstreamKeepsItsOwn() async throws {
-        let f = try Fixture(trash: TrashPolicy())
+        let f = try await Fixture(trash: TrashPolicy())
         defer { f.cleanUp() }
         f.store.davgate.withLockedValue { $0 = true }
         try f.write("x", "x.txt")
@@ -197,7 +197,7 @@ struct TrashTests {
     @Test("a PUT into a folder racing its DELETE either lands in the trash with the folder or is refused, never lost in between")
     func putRacingDelete() async throws {
         for round in 0..<10 {
-            let f = try Fixture(trash: TrashPolicy())
+            let f = try await Fixture(trash: TrashPolicy())
             defer { f.cleanUp() }
             try fm.createDirectory(at: f.upstream.appendingPathComponent("docs"), withIntermediateDirectories: true)
             try f.write("old", "docs/old.txt")

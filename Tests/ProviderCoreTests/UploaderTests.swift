@@ -11,7 +11,7 @@ import Testing
 struct UploaderTests {
     /// Two files written back, one upload at a time, each taking `linger`.
     func twoWrites(linger: Duration) async throws -> Fixture {
-        let f = try Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 0, parallelism: 1))
+        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 0, parallelism: 1))
         _ = try await f.put("first", at: ["a.txt"])
         _ = try await f.put("second", at: ["b.txt"])
         f.store.uploadLinger.withLockedValue { $0 = linger }

@@ -12,7 +12,7 @@ struct UpstreamFeedIndexTests {
 
     @Test("changes under known folders apply, those under unknown ones wait for a listing; the position moves; only listings the feed covers turn fresh")
     func applyPage() async throws {
-        let f = try Fixture(ttl: 600)
+        let f = try await Fixture(ttl: 600)
         defer { f.cleanUp() }
         try f.write("old", "old.txt")
         try f.write("kept", "kept.txt")

@@ -9,8 +9,8 @@ import Testing
 /// while the content it replaces becomes a version in turn (issue 17).
 @Suite("File versions")
 struct VersionTests {
-    private func fixture(_ writeMode: WriteMode = .through, keep: Int = 10) throws -> Fixture {
-        try Fixture(writeMode: writeMode, uploads: UploadPolicy(quietDelay: 3600), versions: VersionPolicy(keep: keep))
+    private func fixture(_ writeMode: WriteMode = .through, keep: Int = 10) async throws -> Fixture {
+        try await Fixture(writeMode: writeMode, uploads: UploadPolicy(quietDelay: 3600), versions: VersionPolicy(keep: keep))
     }
 
     private func contents(_ f: Fixture, _ path: ItemPath) async throws -> [String] {
@@ -25,7 +25,7 @@ struct VersionTests {
 
     @Test("an overwrite keeps the upstream's previous content, in both write modes", arguments: WriteMode.allCases)
     func overwriteKeepsPrevious(writeMode: WriteMode) async throws {
-        let f = try fixture(writeMode)
+        let f = try await fixture(writeMode)
         defer { f.cleanUp() }
         try f.write("first", "a.txt")
         _ = try await f.provider.item(at: ["a.txt"])
@@ -46,7 +46,7 @@ struct VersionTests {
 
     @Test("versions past versions_keep are removed, oldest first")
     func pruned() async throws {
-        let f = try fixture(keep: 2)
+        let f = try await fixture(keep: 2)
         defer { f.cleanUp() }
         try f.write("v1", "a.txt")
         _ = try await f.provider.item(at: ["a.txt"])
@@ -56,7 +56,7 @@ struct VersionTests {
 
     @Test("a restore writes a version back, and what it replaced becomes a version")
     func restore() async throws {
-        let f = try fixture()
+        let f = try await fixture()
         defer { f.cleanUp() }
         try f.write("good", "report.txt")
         _ = try await f.provider.item(at: ["report.txt"])
@@ -72,7 +72,7 @@ struct VersionTests {
 
     @Test("a MOVE or COPY onto a file keeps it as a version; versions stay with the path when the file moves away (Word's save)")
     func moves() async throws {
-        let f = try fixture()
+        let f = try await fixture()
         defer { f.cleanUp() }
         try f.write("saved before", "doc.txt")
         try f.write("the new save", ".doc.txt.tmp")
@@ -93,7 +93,7 @@ struct VersionTests {
 
     @Test("an upload retried after a lost answer, or based on a stale version, keeps no version of the wrong content")
     func retriesAndStaleBasis() async throws {
-        let f = try fixture(.back)
+        let f = try await fixture(.back)
         defer { f.cleanUp() }
         try f.write("upstream v1", "a.txt")
         let listed = try #require(try await f.provider.item(at: ["a.txt"]))
@@ -109,7 +109,7 @@ struct VersionTests {
 
     @Test("with versions off nothing is kept and nothing is made upstream")
     func off() async throws {
-        let f = try Fixture()
+        let f = try await Fixture()
         defer { f.cleanUp() }
         try f.write("first", "a.txt")
         _ = try await f.provider.item(at: ["a.txt"])
@@ -120,7 +120,7 @@ struct VersionTests {
 
     @Test("a conflict copy is listed among the file's versions: read, restored over the file, deleted like a file")
     func conflictCopyIsAVersion() async throws {
-        let f = try fixture(.back)
+        let f = try await fixture(.back)
         defer { f.cleanUp() }
         try f.write("base", "a.txt")
         _ = try await f.provider.item(at: ["a.txt"])
@@ -149,7 +149,7 @@ struct VersionTests {
 
     @Test("versions_budget purges the domain's oldest versions first and keeps each file's newest")
     func budget() async throws {
-        let f = try Fixture(writeMode: .through, uploads: UploadPolicy(quietDelay: 3600), versions: VersionPolicy(keep: 10, budget: 36))
+        let f = try await Fixture(writeMode: .through, uploads: UploadPolicy(quietDelay: 3600), versions: VersionPolicy(keep: 10, budget: 36))
         defer { f.cleanUp() }
         // c's one version is the domain's oldest, and the newest of c.
         try f.write("c-0000000", "c.txt")

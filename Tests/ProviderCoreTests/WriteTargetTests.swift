@@ -11,7 +11,7 @@ struct WriteTargetTests {
     /// A fixture whose folder `docs` was listed once and is stale from then
     /// on (TTL 0), with `names` in it upstream at that listing.
     private func staleFolder(_ writeMode: WriteMode, names: [String] = []) async throws -> Fixture {
-        let f = try Fixture(ttl: 0, writeMode: writeMode, uploads: UploadPolicy(quietDelay: 0))
+        let f = try await Fixture(ttl: 0, writeMode: writeMode, uploads: UploadPolicy(quietDelay: 0))
         try FileManager.default.createDirectory(at: f.upstream.appendingPathComponent("docs"), withIntermediateDirectories: true)
         for name in names { try f.write("listed \(name)", "docs/\(name)") }
         let docs = try #require(try await f.provider.item(at: ["docs"]))
@@ -78,7 +78,7 @@ struct WriteTargetTests {
 
     @Test("the first write into a folder never listed lists it: a file already there upstream is overwritten, not kept beside", arguments: WriteMode.allCases)
     func folderNeverListed(writeMode: WriteMode) async throws {
-        let f = try Fixture(ttl: 0, writeMode: writeMode, uploads: UploadPolicy(quietDelay: 0))
+        let f = try await Fixture(ttl: 0, writeMode: writeMode, uploads: UploadPolicy(quietDelay: 0))
         defer { f.cleanUp() }
         try f.write("upstream's", "a.txt")
         _ = try await f.put("ours", at: ["a.txt"])
