@@ -50,13 +50,13 @@ private struct ConfigReader {
     let folder: URL
 
     func read(_ document: TOMLTable, absolute: URL) throws(ConfigError) -> GatewayConfig {
-        for key in document.keys where key != "server" && key != "domain" {
+        for key in document.keys where key != "server" && key != "domain" && key != "index" {
             let line = document.line(of: key)
             if case .table = document[key] {
-                throw ConfigError(file: file, key: "[\(key)]", line: line, reason: "unknown table (known: [server], [[domain]])")
+                throw ConfigError(file: file, key: "[\(key)]", line: line, reason: "unknown table (known: [server], [index], [[domain]])")
             }
             if case .array(let elements) = document[key], elements.allSatisfy({ if case .table = $0 { true } else { false } }), !elements.isEmpty {
-                throw ConfigError(file: file, key: "[[\(key)]]", line: line, reason: "unknown table (known: [server], [[domain]])")
+                throw ConfigError(file: file, key: "[[\(key)]]", line: line, reason: "unknown table (known: [server], [index], [[domain]])")
             }
             throw ConfigError(file: file, key: key, line: line, reason: "unknown key: settings belong in [server] or [[domain]]")
         }
@@ -77,6 +77,13 @@ private struct ConfigReader {
             }
             try checkCertificatePair(server, in: settings)
         }
+        var index: IndexSettings?
+        if let value = document["index"] {
+            guard case .table(let table) = value else {
+                throw ConfigError(file: file, key: "index", line: document.line(of: "index"), reason: "expected the table [index], got \(value.typeName)")
+            }
+            index = try readIndex(SettingsTable(table, name: "[index]", file: file))
+        }
 
         guard let domainsValue = document["domain"] else {
             throw ConfigError(file: file, reason: "no [[domain]]: at least one domain is needed")
@@ -94,14 +101,43 @@ private struct ConfigReader {
                 throw ConfigError(file: file, key: "domain", line: document.line(of: "domain"), reason: "expected [[domain]] tables, got \(element.typeName)")
             }
             let settings = SettingsTable(table, name: "[[domain]]", file: file)
-            let domain = try readDomain(settings, server: server)
+            let domain = try readDomain(settings, server: server, shared: index != nil)
             if let first = lineOfName[domain.name] {
                 throw settings.error("name", "domain \"\(domain.name)\" is defined twice (first on line \(first))")
             }
             lineOfName[domain.name] = table.line(of: "name") ?? table.line
             domains.append(domain)
         }
-        return GatewayConfig(file: absolute, server: server, domains: domains)
+        return GatewayConfig(file: absolute, server: server, domains: domains, index: index)
+    }
+
+    private func readIndex(_ table: SettingsTable) throws(ConfigError) -> IndexSettings {
+        try table.refuseUnknownKeys(["url", "credentials"])
+        guard let url = try table.string("url") else {
+            throw table.error("url", "[index] needs url = \"postgres://USER@HOST:PORT/DATABASE\" (leave [index] out for the embedded index)")
+        }
+        let location: PostgresLocation
+        do {
+            location = try PostgresLocation(url: url)
+        } catch {
+            throw table.error("url", error.reason)
+        }
+        if let ca = location.caFile, !FileManager.default.fileExists(atPath: ca) {
+            throw table.error("url", "the ca file \(ca) does not exist")
+        }
+        return IndexSettings(location: location, credentials: try vaultReference("credentials", in: table))
+    }
+
+    /// `key = { service = "...", account = "..." }`, naming a vault entry.
+    private func vaultReference(_ key: String, in table: SettingsTable) throws(ConfigError) -> VaultReference? {
+        guard let entry = try table.table(key) else { return nil }
+        let inner = SettingsTable(entry, name: "\(table.name) \(key)", file: file)
+        try inner.refuseUnknownKeys(["service", "account"])
+        guard let service = try inner.string("service"), !service.isEmpty,
+              let account = try inner.string("account"), !account.isEmpty else {
+            throw table.error(key, "expected { service = \"...\", account = \"...\" } naming a vault entry")
+        }
+        return VaultReference(service: service, account: account)
     }
 
     private func readServer(_ table: SettingsTable) throws(ConfigError) -> ServerSettings {
@@ -211,7 +247,10 @@ private struct ConfigReader {
         }
     }
 
-    private func readDomain(_ table: SettingsTable, server: ServerSettings) throws(ConfigError) -> DomainSettings {
+    /// - Parameter shared: the index is shared (`[index]`): writes are
+    ///   acknowledged once the upstream holds them, since an instance's own
+    ///   outbox would be lost with the instance.
+    private func readDomain(_ table: SettingsTable, server: ServerSettings, shared: Bool) throws(ConfigError) -> DomainSettings {
         try table.refuseUnknownKeys(["name", "upstream", "listing_ttl", "refresh_interval", "revalidate", "folder_etags", "keep_local", "cache_budget", "min_free_disk", "write_mode", "upload_delay", "upload_max_age", "dirty_budget", "upload_parallelism", "mirror_locks", "credentials", "access_group", "upstream_ca", "users", "upstream_file_mode", "upstream_folder_mode", "trash", "trash_retention", "trash_budget", "versions_keep", "versions_budget"] + S3Location.keys)
         guard let name = try table.string("name") else { throw table.error(nil, "missing key name") }
         guard Self.isValidDomainName(name) else {
@@ -238,10 +277,13 @@ private struct ConfigReader {
         let folderETags = try table.bool("folder_etags") ?? false
         let keepLocal = try table.strings("keep_local") ?? []
         let budget = CacheBudget(maxBytes: try table.size("cache_budget"), minFreeBytes: try table.size("min_free_disk"))
-        var writeMode = WriteMode.back
+        var writeMode = shared ? WriteMode.through : WriteMode.back
         if let text = try table.string("write_mode") {
             guard let value = WriteMode(rawValue: text) else {
                 throw table.error("write_mode", "expected \"through\" or \"back\", got \"\(text)\"")
+            }
+            if shared && value == .back {
+                throw table.error("write_mode", "write_mode = \"back\" cannot be used with a shared index ([index]): a write acknowledged from this instance's outbox would be lost with the instance; leave write_mode out (\"through\")")
             }
             writeMode = value
         }
@@ -252,16 +294,7 @@ private struct ConfigReader {
         guard (1...64).contains(uploads.parallelism) else {
             throw table.error("upload_parallelism", "expected 1 to 64 uploads at once, got \(uploads.parallelism)")
         }
-        var credentials: VaultReference?
-        if let entry = try table.table("credentials") {
-            let inner = SettingsTable(entry, name: "[[domain]] credentials", file: file)
-            try inner.refuseUnknownKeys(["service", "account"])
-            guard let service = try inner.string("service"), !service.isEmpty,
-                  let account = try inner.string("account"), !account.isEmpty else {
-                throw table.error("credentials", "expected { service = \"...\", account = \"...\" } naming a vault entry")
-            }
-            credentials = VaultReference(service: service, account: account)
-        }
+        let credentials = try vaultReference("credentials", in: table)
         if case .s3 = upstream, credentials == nil {
             throw table.error("upstream", "an S3 upstream needs credentials = { service = \"...\", account = \"ACCESS_KEY_ID\" }, a vault entry holding the secret key")
         }

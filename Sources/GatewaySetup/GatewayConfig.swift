@@ -11,14 +11,17 @@ public struct GatewayConfig: Sendable {
     public var server: ServerSettings
     /// At least one.
     public var domains: [DomainSettings]
+    /// `[index]`: a shared index; nil for the embedded SQLite one.
+    public var index: IndexSettings?
 
     /// The configuration file used when none is named, relative to the working directory.
     public static let defaultPath = "conf/davgate.toml"
 
-    public init(file: URL, server: ServerSettings, domains: [DomainSettings]) {
+    public init(file: URL, server: ServerSettings, domains: [DomainSettings], index: IndexSettings? = nil) {
         self.file = file
         self.server = server
         self.domains = domains
+        self.index = index
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatewaySetup
+import Logging
 import ProviderCore
 
 /// `davgate domain ...`: the File Provider's domain management.
@@ -28,7 +29,7 @@ struct DomainCommand: AsyncParsableCommand {
             guard let domain = config.domains.first(where: { $0.name == name }) else {
                 throw ValidationError("no domain named \(name) in \(config.file.path)")
             }
-            let index = try MetadataIndex(file: config.server.state.appendingPathComponent("index.sqlite"))
+            let index = try await openIndex(config, vault: { nil }, logger: Logger(label: "davgate.domain"))
             let cache = config.server.state.appendingPathComponent("cache").appendingPathComponent(name)
             // What `davgate status --offline` reads too.
             let uploads = try await DomainStatus.read(domain: name, upstream: "\(domain.upstream)", index: index,

@@ -56,10 +56,12 @@ struct Serve: AsyncParsableCommand {
             say("(shown once; change it with: davgate user passwd admin --password-stdin)")
         }
 
-        let index = try MetadataIndex(file: server.state.appendingPathComponent("index.sqlite"))
-        // The vault is opened only when a domain needs credentials, and only
-        // the entries of each domain's access group are handed to its store.
-        let vault = config.domains.contains { $0.credentials != nil } ? try vaultOptions.openVault() : nil
+        // The vault is opened only when a domain or the shared index needs
+        // credentials, and only the entries of each domain's access group
+        // are handed to its store.
+        let vault = config.domains.contains { $0.credentials != nil } || config.index?.credentials != nil ? try vaultOptions.openVault() : nil
+        let index = try await openIndex(config, vault: { vault }, logger: logger)
+        if let shared = config.index { say("Index: \(shared.location) (shared)") }
         var providers: [String: Provider] = [:]
         for domain in config.domains {
             var store = try await makeStore(for: domain, vault: vault, config: config, logger: logger)

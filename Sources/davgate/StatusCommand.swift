@@ -2,6 +2,7 @@ import ArgumentParser
 import DAVServer
 import Foundation
 import GatewaySetup
+import Logging
 import ProviderCore
 
 /// `davgate status`: what a running server reports at `/.davgate/status.json`,
@@ -53,11 +54,7 @@ struct StatusCommand: AsyncParsableCommand {
 
     /// Each configured domain as the index and the cache folder tell it.
     static func readState(_ config: GatewayConfig) async throws -> [DomainStatus] {
-        let file = config.server.state.appendingPathComponent("index.sqlite")
-        guard FileManager.default.fileExists(atPath: file.path) else {
-            throw ValidationError("no index at \(file.path): davgate has not served from the state folder of \(config.file.path) yet")
-        }
-        let index = try MetadataIndex(readingOnly: file)
+        let index = try await openIndex(config, readingOnly: true, vault: { nil }, logger: Logger(label: "davgate.status"))
         var domains: [DomainStatus] = []
         for domain in config.domains {
             let cacheFolder = config.server.state.appendingPathComponent("cache").appendingPathComponent(domain.name)

@@ -20,7 +20,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     public var password: String?
 
     /// - Throws: `Invalid` saying what is wrong with the URL.
-    public init(url text: String, password: String? = nil) throws {
+    public init(url text: String, password: String? = nil) throws(Invalid) {
         guard let parts = URLComponents(string: text), let scheme = parts.scheme, ["postgres", "postgresql"].contains(scheme) else {
             throw Invalid(url: text, reason: "it must start with postgres://")
         }
