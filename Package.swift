@@ -200,8 +200,9 @@ let package = Package(
         .testTarget(name: "GatewaySetupTests", dependencies: ["GatewaySetup", "ProviderCore"], swiftSettings: swiftSettings),
 
         // Starts the real davgate binary for the test targets that need one,
-        // and the real servers (Apache, moto, rclone serve s3) stores are
-        // tested against; Python/ holds the Python helpers they run.
+        // the real servers (Apache, moto, rclone serve s3) stores are tested
+        // against, and PostgreSQL 15 and HAProxy for the scale-out work
+        // (docs/scale-out.md); Python/ holds the Python helpers they run.
         .target(name: "DavgateTestSupport", path: "Tests/Support", exclude: ["Python"], swiftSettings: swiftSettings),
 
         // End to end: the real davgate binary over real TLS, driven by real clients.
