@@ -56,6 +56,12 @@ public final class DavgateProcess: @unchecked Sendable {
         self.root = root
         let conf = root.appendingPathComponent("conf")
         try FileManager.default.createDirectory(at: conf, withIntermediateDirectories: true)
+        // DAVGATE_TEST_INDEX=postgres: the instance uses a shared index, a
+        // database of its own (the same one again when `root` is reused).
+        var index = ""
+        if ProcessInfo.processInfo.environment["DAVGATE_TEST_INDEX"] == "postgres" {
+            index = "[index]\nurl = \"\(try await SharedPostgres.shared.database(for: root.lastPathComponent))\"\n"
+        }
         let config = """
             [server]
             listen = "127.0.0.1:0"
@@ -67,6 +73,7 @@ public final class DavgateProcess: @unchecked Sendable {
             log_level = "info"
             \(extraServer)
 
+            \(index)
             [[domain]]
             name = "files"
             upstream = "file:../var/upstream"
