@@ -30,7 +30,7 @@ extension SQLiteIndex {
     func effectivePolicies(of ids: [Int64]) async throws -> [Int64: EffectivePolicy] {
         guard !ids.isEmpty else { return [:] }
         return try await pool.read { db in
-            var result = Dictionary(uniqueKeysWithValues: ids.map { ($0, EffectivePolicy(.lazy, inherited: true)) })
+            var walk: [(start: Int64, policy: String, depth: Int)] = []
             for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                 let rows = try Row.fetchAll(db, sql: """
@@ -41,12 +41,9 @@ extension SQLiteIndex {
                             FROM item JOIN up ON item.id = up.parent_id WHERE up.policy IS NULL)
                     SELECT start, policy, depth FROM up WHERE policy IS NOT NULL
                     """, arguments: StatementArguments(chunk))
-                for row in rows {
-                    guard let policy = ContentPolicy(rawValue: row[1]) else { continue }
-                    result[row[0]] = EffectivePolicy(policy, inherited: (row[2] as Int) > 0)
-                }
+                walk += rows.map { (start: $0[0], policy: $0[1], depth: $0[2]) }
             }
-            return result
+            return EffectivePolicy.resolved(ids, walk: walk)
         }
     }
 

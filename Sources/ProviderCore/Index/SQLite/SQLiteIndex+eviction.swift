@@ -39,20 +39,16 @@ extension SQLiteIndex {
     func markEvicted(id: Int64, cachedVersion: String?) async throws -> Bool {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT state, cached_version FROM item WHERE id = ?", arguments: [id]) else { return true }
-            guard (row[1] as String?) == cachedVersion,
-                  let state = StoredState(rawValue: row[0])
-            else { return false }
-            if state != .placeholder {
-                guard StoredState.evictable.contains(state) else { return false }
-                try Self.advance(db, id: id, on: .evicted)
-            }
+            let decision = EvictionDecision(state: row[0], cachedVersion: row[1], expected: cachedVersion)
+            guard decision != .keep else { return false }
+            if decision == .evict { try Self.advance(db, id: id, on: .evicted) }
             try db.execute(sql: "UPDATE item SET cached_version = NULL WHERE id = ?", arguments: [id])
             return true
         }
     }
 
     /// Local states the machine refuses to evict, as an SQL list.
-    static let unevictable = StoredState.allCases.filter { $0.isLocal && !StoredState.evictable.contains($0) }
+    static let unevictable = StoredState.unevictable
         .map { "'\($0.rawValue)'" }.joined(separator: ", ")
 
     /// The cached version recorded for each of these items the index still

@@ -6,12 +6,9 @@ extension SQLiteIndex {
     /// How many items of the domain are in each stored state, the root aside.
     func storedStateCounts(domain: String) async throws -> [ItemState.Name: Int] {
         try await pool.read { db in
-            var counts: [ItemState.Name: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) FROM item WHERE domain = ? AND parent_id IS NOT NULL GROUP BY state",
-                                        arguments: [domain]) {
-                if let stored = StoredState(rawValue: row[0]) { counts[stored.state.name] = row[1] }
-            }
-            return counts
+            let rows = try Row.fetchAll(db, sql: "SELECT state, COUNT(*) FROM item WHERE domain = ? AND parent_id IS NOT NULL GROUP BY state",
+                                        arguments: [domain])
+            return StoredState.countsByName(rows.map { (state: $0[0], count: $0[1]) })
         }
     }
 
