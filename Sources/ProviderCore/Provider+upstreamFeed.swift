@@ -44,10 +44,10 @@ extension Provider {
             var position = state.position
             var changes = 0
             while true {
-                let before = generation.withLockedValue { $0 }
+                let before = namespaceClock.read()
                 let page = try await upstream { try await store.changes(since: position, limit: Self.feedPageSize) }
                 let applied = try await listingApplication.withLock { () -> Bool in
-                    guard before == generation.withLockedValue({ $0 }) else { return false }
+                    guard namespaceClock.undisturbed(since: before) else { return false }
                     let effects = try await index.applyUpstreamChanges(domain: domain, present: page.present, removed: page.removed,
                                                                        position: page.position, last: !page.more)
                     cache.remove(effects.stale)

@@ -79,9 +79,9 @@ public final class Provider: Sendable {
     let upstreamFeed = NIOLockedValueBox(UpstreamFeedProgress())
     let feedRefreshes = SingleFlight<Int, Bool>()
     let mutations = AsyncMutex()
-    /// Bumped by every namespace change; a listing fetched while it moved is
+    /// Moved by every namespace change; a listing fetched while it moved is
     /// not applied, so a refresh can never undo a concurrent change.
-    let generation = NIOLockedValueBox<UInt64>(0)
+    let namespaceClock = NamespaceClock()
     /// A refresh's check of the generation with the application of its
     /// listing, and an upload's bump of it once the upstream took the
     /// bytes, one at a time: a listing read before an upload landed is
@@ -181,7 +181,7 @@ public final class Provider: Sendable {
         if await refreshedThroughFeed(), let current = try await index.item(id: folder.id), isFresh(current, maxAge: maxAge) { return true }
         return try await listings.run(folder.id) { [self] in
             let path = try await index.path(of: folder.id)
-            let before = generation.withLockedValue { $0 }
+            let before = namespaceClock.read()
             let pass = Int64.random(in: 1...Int64.max)
             let changedLocal = NIOLockedValueBox<[Int64]>([])
             let version: String?
@@ -197,7 +197,7 @@ public final class Provider: Sendable {
                     }
                 }
             } catch ProviderError.upstream(.notFound) where !folder.isRoot {
-                if before == generation.withLockedValue({ $0 }) {
+                if namespaceClock.undisturbed(since: before) {
                     cache.removeLater(items: try await index.delete(id: folder.id))
                 }
                 return false
@@ -212,7 +212,7 @@ public final class Provider: Sendable {
                 return true
             }
             try await listingApplication.withLock {
-                guard before == generation.withLockedValue({ $0 }) else { return }
+                guard namespaceClock.undisturbed(since: before) else { return }
                 cache.remove(try await index.finishListing(folder: folder.id, pass: pass,
                                                            version: trustFolderVersions ? version : nil))
             }
@@ -224,9 +224,9 @@ public final class Provider: Sendable {
     /// Applies one page of a refresh, unless the namespace changed here
     /// since the refresh began: its pages may predate that change. Returns
     /// the files that were local and changed.
-    private func applyPage(_ entries: [UpstreamEntry], of folder: Item, pass: Int64, since before: UInt64) async throws -> [Int64] {
+    private func applyPage(_ entries: [UpstreamEntry], of folder: Item, pass: Int64, since before: NamespaceClock.Reading) async throws -> [Int64] {
         try await listingApplication.withLock {
-            guard before == generation.withLockedValue({ $0 }) else { throw NamespaceChangedWhileListing() }
+            guard namespaceClock.undisturbed(since: before) else { throw NamespaceChangedWhileListing() }
             let effects = try await index.applyListingPage(folder: folder.id, domain: domain, entries: entries, pass: pass)
             cache.remove(effects.stale)
             return effects.changedLocal
@@ -244,8 +244,8 @@ public final class Provider: Sendable {
     /// concurrent listing refreshes discard what they fetched.
     func mutate<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         try await coordinated {
-            generation.withLockedValue { $0 &+= 1 }
-            defer { generation.withLockedValue { $0 &+= 1 } }
+            namespaceClock.beginChange()
+            defer { namespaceClock.endChange() }
             return try await body()
         }
     }
@@ -253,7 +253,7 @@ public final class Provider: Sendable {
     /// Called once the upstream took an upload outside a namespace change
     /// (which bumps the generation itself), before the index records it.
     func upstreamChanged() async {
-        try? await listingApplication.withLock { generation.withLockedValue { $0 &+= 1 } }
+        try? await listingApplication.withLock { namespaceClock.tick() }
     }
 
     /// A path as logs show it.

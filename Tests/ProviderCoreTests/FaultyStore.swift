@@ -88,11 +88,16 @@ final class FaultyStore: UpstreamStore {
     /// The path of every upload begun, in order.
     let uploadsBegun = NIOLockedValueBox<[ItemPath]>([])
 
+    /// Runs once the upstream holds an upload, before davgate hears back.
+    let afterUpload = NIOLockedValueBox<(@Sendable (ItemPath) async throws -> Void)?>(nil)
+
     func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation, progress: UploadProgress?) async throws -> UpstreamEntry {
         uploadsBegun.withLockedValue { $0.append(path) }
         try check("upload")
         try await Task.sleep(for: uploadLinger.withLockedValue { $0 })
-        return try await base.upload(file, to: path, expecting: expecting, progress: progress)
+        let entry = try await base.upload(file, to: path, expecting: expecting, progress: progress)
+        try await afterUpload.withLockedValue { $0 }?(path)
+        return entry
     }
     func makeFolder(_ path: ItemPath) async throws -> UpstreamEntry {
         try check("makeFolder")

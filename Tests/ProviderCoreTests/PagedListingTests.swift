@@ -42,14 +42,14 @@ struct PagedListingTests {
         // last page (read before the deletion) still names.
         try FileManager.default.removeItem(at: f.upstream.appendingPathComponent("f0"))
         f.store.listPageSize.withLockedValue { $0 = 2 }
-        // What a DELETE does to the index and the generation, done here
+        // What a DELETE does to the index and the namespace clock, done here
         // because a real one waits for the listing this hook runs inside.
         let (provider, upstream) = (f.provider, f.upstream)
         let deleted = NIOLockedFlag()
         f.store.betweenPages.withLockedValue {
             $0 = {
                 guard deleted.set() else { return }
-                provider.generation.withLockedValue { $0 &+= 1 }
+                provider.namespaceClock.tick()
                 _ = try await provider.index.delete(id: f5.id)
                 try FileManager.default.removeItem(at: upstream.appendingPathComponent("f5"))
             }
@@ -71,4 +71,5 @@ final class NIOLockedFlag: Sendable {
     private let value = NIOLockedValueBox(false)
     /// True for the caller that set it.
     func set() -> Bool { value.withLockedValue { was in defer { was = true }; return !was } }
+    var isSet: Bool { value.withLockedValue { $0 } }
 }

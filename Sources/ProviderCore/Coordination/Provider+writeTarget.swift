@@ -57,7 +57,7 @@ extension Provider {
     /// recorded: they are not applied, as a listing's page would not be,
     /// and the index's view stands (the upload is conditional anyway).
     private func checkedTarget(_ name: String, in folder: Item, at folderPath: ItemPath) async throws -> WriteTarget? {
-        let before = generation.withLockedValue { $0 }
+        let before = namespaceClock.read()
         let entry: UpstreamEntry?
         do {
             entry = try await upstream { try await store.stat(folderPath + [name]) }
@@ -72,7 +72,7 @@ extension Provider {
         // this folder applied between it and the change below.
         let (target, stale): (WriteTarget?, [Int64]) = try await listingApplication.withLock {
             let existing = try await index.child(of: folder.id, named: name)
-            guard before == generation.withLockedValue({ $0 }) else {
+            guard namespaceClock.unchanged(since: before) else {
                 return (WriteTarget(folder: folder, existing: existing), [])
             }
             switch (existing, entry) {

@@ -39,7 +39,10 @@ extension PostgresIndex {
     /// For an index opened only to read: its schema must be this davgate's.
     func checkSchema() async throws {
         let current = try await read { transaction in
-            try await transaction.first("SELECT version FROM schema_version WHERE version = \(Self.schemaVersion)", as: String.self)
+            // No table at all: a database davgate never set up.
+            let table = try await transaction.first("SELECT to_regclass('schema_version')::text", as: String?.self) ?? nil
+            guard table != nil else { return String?.none }
+            return try await transaction.first("SELECT version FROM schema_version WHERE version = \(Self.schemaVersion)", as: String.self)
         }
         guard current != nil else { throw MetadataIndex.IndexVersionError(location: location.description) }
     }

@@ -121,8 +121,9 @@ final class PostgresIndex: Sendable {
                     }
                     return result
                 }
-            } catch let error as PSQLError where Self.isRetryable(error) && attempt < 5 {
-                logger.debug("index transaction retried", metadata: ["error": "\(Self.describe(error))"])
+            } catch let error as TransactionConflict {
+                guard attempt < 5 else { throw ProviderError.indexUnavailable("a transaction was in conflict five times: \(error.message)") }
+                logger.debug("index transaction retried", metadata: ["error": "\(error.message)"])
             }
         }
     }
@@ -142,23 +143,24 @@ final class PostgresIndex: Sendable {
         switch error.code {
         case .server:
             let state = error.serverInfo?[.sqlState] ?? ""
-            if state == "23505" { return ProviderError.exists }
-            // 57P01-03: the server is shutting down or restarting; 53300: too many connections.
-            if state.hasPrefix("57P") || state == "53300" || state.hasPrefix("08") {
+            // Two instances made the same name at once: the second finds it there.
+            if state == "23505", ["item_by_parent_name", "item_root"].contains(error.serverInfo?[.constraintName] ?? "") {
+                return ProviderError.exists
+            }
+            // 57P01-03: the server is shutting down or restarting; 53300:
+            // too many connections; 55P03: a row lock not had within
+            // lock_timeout; 08: the connection failed.
+            if state.hasPrefix("57P") || state == "53300" || state == "55P03" || state.hasPrefix("08") {
                 return ProviderError.indexUnavailable(describe(error))
             }
-            return error
+            if state == "40001" || state == "40P01" { return TransactionConflict(message: describe(error)) }
+            return IndexDatabaseError(message: describe(error))
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
              .sslUnsupported, .failedToAddSSLHandler:
             return ProviderError.indexUnavailable(describe(error))
         default:
-            return error
+            return IndexDatabaseError(message: describe(error))
         }
-    }
-
-    private static func isRetryable(_ error: PSQLError) -> Bool {
-        guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
-        return state == "40001" || state == "40P01"
     }
 
     /// The server's message, not postgres-nio's (which hides it by default).
@@ -169,6 +171,19 @@ final class PostgresIndex: Sendable {
         }
         return String(reflecting: error)
     }
+}
+
+/// An error of the shared index's database that is not the client's to
+/// retry: a bug or a schema out of step. Its message is the server's, since
+/// postgres-nio hides that by default.
+struct IndexDatabaseError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { "the index database refused a statement: \(message)" }
+}
+
+/// A serialization failure or deadlock: the transaction is run again.
+struct TransactionConflict: Error {
+    let message: String
 }
 
 /// A connection inside one of `PostgresIndex`'s transactions (or a plain
