@@ -34,6 +34,7 @@ public final class DavgateProcess: @unchecked Sendable {
     /// The collection URL of the domain `name`, with its trailing slash.
     public func domainURL(_ name: String) -> URL { URL(string: baseURL + "/\(name)/")! }
     public var stderr: String { output.stderrText }
+    public var stdout: String { output.stdoutText }
 
     /// The built `davgate` executable, next to the test bundle.
     public static var executable: URL {
@@ -49,8 +50,9 @@ public final class DavgateProcess: @unchecked Sendable {
     /// `allowBasicOverHTTP` is the `allow_basic_over_http` key (davgate's default is false;
     /// the tests default to true so that litmus can run over plain HTTP). `environment` entries
     /// are added to the process's (a test playing systemd sets `NOTIFY_SOCKET`).
+    /// `index`: an `[index] url` (a shared index) for this instance.
     public init(tls: Bool = true, allowBasicOverHTTP: Bool = true, extraServer: String = "", extraDomain: String = "",
-         arguments: [String] = [], environment: [String: String] = [:], reuse root: URL? = nil) async throws {
+         arguments: [String] = [], environment: [String: String] = [:], reuse root: URL? = nil, index indexURL: String? = nil) async throws {
         self.tls = tls
         let root = root ?? FileManager.default.temporaryDirectory.appendingPathComponent("davgate-it-\(UUID().uuidString)")
         self.root = root
@@ -58,8 +60,8 @@ public final class DavgateProcess: @unchecked Sendable {
         try FileManager.default.createDirectory(at: conf, withIntermediateDirectories: true)
         // DAVGATE_TEST_INDEX=postgres: the instance uses a shared index, a
         // database of its own (the same one again when `root` is reused).
-        var index = ""
-        if ProcessInfo.processInfo.environment["DAVGATE_TEST_INDEX"] == "postgres" {
+        var index = indexURL.map { "[index]\nurl = \"\($0)\"\n" } ?? ""
+        if indexURL == nil, ProcessInfo.processInfo.environment["DAVGATE_TEST_INDEX"] == "postgres" {
             index = "[index]\nurl = \"\(try await SharedPostgres.shared.database(for: root.lastPathComponent))\"\n"
         }
         let config = """

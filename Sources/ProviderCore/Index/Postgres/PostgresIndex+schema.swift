@@ -47,7 +47,7 @@ extension PostgresIndex {
         guard current != nil else { throw MetadataIndex.IndexVersionError(location: location.description) }
     }
 
-    private func withMigrationLock(_ body: @Sendable (PostgresTransaction) async throws -> Void) async throws {
+    private func withMigrationLock(_ body: @Sendable @escaping (PostgresTransaction) async throws -> Void) async throws {
         try await read { transaction in
             try await transaction.execute("SELECT pg_advisory_lock(\(Self.migrationLock), 0)")
             do {

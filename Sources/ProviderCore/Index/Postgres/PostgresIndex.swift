@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOSSL
 import PostgresNIO
 
@@ -21,6 +22,8 @@ final class PostgresIndex: Sendable {
     let location: PostgresLocation
     /// `client.run()`, which owns the connections; cancelled when the index goes.
     private let running: Task<Void, Never>
+    /// The connection holding the sole server's lock (`claimSoleServer`).
+    let soleServerHolder = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     /// Connects, and creates or checks the schema.
     /// - Parameter readingOnly: open it only to read (`davgate status --offline`):
@@ -49,7 +52,10 @@ final class PostgresIndex: Sendable {
         }
     }
 
-    deinit { running.cancel() }
+    deinit {
+        soleServerHolder.withLockedValue { $0?.cancel() }
+        running.cancel()
+    }
 
     private static func tls(_ location: PostgresLocation) throws -> PostgresClient.Configuration.TLS {
         var context = TLSConfiguration.makeClientConfiguration()
@@ -69,14 +75,14 @@ final class PostgresIndex: Sendable {
     // MARK: Transactions
 
     /// One statement's rows, or a few statements that need not agree.
-    func read<T: Sendable>(_ body: @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @Sendable @escaping (PostgresTransaction) async throws -> T) async throws -> T {
         try await withConnection { connection in
             try await body(PostgresTransaction(connection: connection, logger: self.logger))
         }
     }
 
     /// Several statements that must see one state of the index.
-    func snapshot<T: Sendable>(_ body: @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
+    func snapshot<T: Sendable>(_ body: @Sendable @escaping (PostgresTransaction) async throws -> T) async throws -> T {
         try await withConnection { connection in
             let transaction = PostgresTransaction(connection: connection, logger: self.logger)
             try await transaction.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -96,7 +102,7 @@ final class PostgresIndex: Sendable {
     /// SQLite's did. A deadlock or serialization failure (which the row
     /// should make impossible, but a server may still report) runs the
     /// body again: bodies are database work only.
-    func write<T: Sendable>(_ body: @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @Sendable @escaping (PostgresTransaction) async throws -> T) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
@@ -131,13 +137,35 @@ final class PostgresIndex: Sendable {
     /// Leases a connection; a server that cannot be reached is a 503
     /// (`ProviderError.indexUnavailable`), and a unique violation is an
     /// item that exists already (another instance made it first).
-    private func withConnection<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    ///
+    /// The pool waits for a connection as long as it takes, and with the
+    /// server down that is forever: a request would hang until its client
+    /// gave up. So a lease not had within `leaseTimeout` is given up (the
+    /// wait is cancelled) and answered as the index being unavailable; a
+    /// leased connection's work is never cut short.
+    private func withConnection<T: Sendable>(_ body: @Sendable @escaping (PostgresConnection) async throws -> T) async throws -> T {
+        let leased = NIOLockedValueBox(false)
+        let work = Task { [client] in
+            try await client.withConnection { connection in
+                leased.withLockedValue { $0 = true }
+                return try await body(connection)
+            }
+        }
+        let timer = Task {
+            try await Task.sleep(for: Self.leaseTimeout)
+            if !leased.withLockedValue({ $0 }) { work.cancel() }
+        }
+        defer { timer.cancel() }
         do {
-            return try await client.withConnection { connection in try await body(connection) }
+            return try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
         } catch let error as PSQLError {
             throw Self.translate(error)
+        } catch where !leased.withLockedValue({ $0 }) && !Task.isCancelled {
+            throw ProviderError.indexUnavailable("no connection to \(location) within \(Self.leaseTimeout) (\(Self.describe(error)))")
         }
     }
+
+    static let leaseTimeout = Duration.seconds(5)
 
     static func translate(_ error: PSQLError) -> any Error {
         switch error.code {

@@ -1,0 +1,115 @@
+import DavgateTestSupport
+import Foundation
+import Testing
+
+/// davgate on a shared index (`[index] url`), a real PostgreSQL 15 started
+/// by the test: what clients wrote outlives the process, one server at a
+/// time runs on it (several are not built yet), and the database's outage
+/// is a 503 a client can retry, never a 500 or a lost write.
+@Suite("a shared index on a real PostgreSQL", .serialized)
+struct SharedIndexTests {
+    static let property = """
+        <?xml version="1.0" encoding="utf-8"?><D:propertyupdate xmlns:D="DAV:" xmlns:Z="urn:example"><D:set><D:prop>\
+        <Z:colour>teal</Z:colour></D:prop></D:set></D:propertyupdate>
+        """
+
+    @Test("items, dead properties and locks outlive the server; a second server on the index refuses to start, and starts once the first is gone")
+    func outlivesTheServerAndIsSole() async throws {
+        let postgres = try await PostgresServer(fsync: true)
+        try await postgres.createDatabase("shared")
+        let url = postgres.url(database: "shared")
+        var servers: [DavgateProcess] = []
+        do {
+            let first = try await DavgateProcess(index: url)
+            servers.append(first)
+            #expect(first.stdout.contains("Index: postgres://davgate@127.0.0.1:\(postgres.port)/shared (PostgreSQL)"))
+            let token = try await withClient(first) { client in
+                #expect(try await client.send("PUT", "/files/a.txt", body: "hello").status == 201)
+                #expect(try await client.send("PROPPATCH", "/files/a.txt", body: Self.property).status == 207)
+                let lock = try await client.send("LOCK", "/files/a.txt", body: AdversarialTests.lockinfo)
+                #expect(lock.status == 200)
+                return try #require(lock.header("Lock-Token"))
+            }
+            #expect(try await postgres.psql("SELECT count(*) FROM lock", database: "shared") == "1", "the lock is a row in PostgreSQL")
+
+            // A second server on the same index, with a state folder of its own.
+            let conf = first.root.appendingPathComponent("second.toml")
+            try """
+                [server]
+                listen = "127.0.0.1:0"
+                tls = false
+                state = "second-state"
+
+                [index]
+                url = "\(url)"
+
+                [[domain]]
+                name = "files"
+                upstream = "file:var/upstream"
+                """.write(to: conf, atomically: true, encoding: .utf8)
+            let refused = try await runDavgate(["serve", "--config", conf.path])
+            #expect(refused.status != 0)
+            #expect(refused.output.contains("another davgate server is running on the index postgres://davgate@127.0.0.1:\(postgres.port)/shared"),
+                    "\(refused.output)")
+
+            first.stop()
+            let again = try await DavgateProcess(reuse: first.root, index: url)
+            servers.append(again)
+            try await withClient(again) { client in
+                #expect(try await client.send("GET", "/files/a.txt").text == "hello")
+                let props = try await client.send("PROPFIND", "/files/a.txt", headers: [("Depth", "0")], body: """
+                    <?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:" xmlns:Z="urn:example"><D:prop><Z:colour/><D:lockdiscovery/></D:prop></D:propfind>
+                    """)
+                #expect(props.text.contains("teal"), "the dead property outlived the server")
+                #expect(props.text.contains(token.trimmingCharacters(in: CharacterSet(charactersIn: "<>"))), "so did the lock")
+                #expect(try await client.send("PUT", "/files/a.txt", body: "other").status == 423, "and it is still enforced")
+                #expect(try await client.send("PUT", "/files/a.txt", headers: [("If", "(\(token))")], body: "mine").status == 204)
+            }
+        } catch {
+            for server in servers { print(server.stderr) }
+            servers.forEach { $0.cleanUp() }
+            await postgres.cleanUp()
+            throw error
+        }
+        servers.forEach { $0.cleanUp() }
+        await postgres.cleanUp()
+    }
+
+    @Test("PostgreSQL down: what needs the index answers 503 with Retry-After and a DAV error body, nothing is acknowledged; once it is back, requests succeed")
+    func databaseDown() async throws {
+        let postgres = try await PostgresServer(fsync: true)
+        try await postgres.createDatabase("outage")
+        let server = try await DavgateProcess(index: postgres.url(database: "outage"))
+        do {
+            try await withClient(server) { client in
+                #expect(try await client.send("PUT", "/files/before.txt", body: "kept").status == 201)
+                try await postgres.stop()
+                let listing = try await client.send("PROPFIND", "/files/", headers: [("Depth", "1")])
+                #expect(listing.status == 503)
+                #expect(listing.header("Retry-After") != nil)
+                #expect(listing.text.contains("the index database is unavailable"), "\(listing.text)")
+                let put = try await client.send("PUT", "/files/during.txt", body: "refused")
+                #expect(put.status == 503)
+                #expect(!FileManager.default.fileExists(atPath: server.upstream.appendingPathComponent("during.txt").path),
+                        "nothing reached the upstream for a write that was not acknowledged")
+
+                try await postgres.start()
+                var status = 0
+                for _ in 0..<60 where status != 207 {
+                    status = try await client.send("PROPFIND", "/files/", headers: [("Depth", "1")]).status
+                    if status != 207 { try await Task.sleep(for: .milliseconds(500)) }
+                }
+                #expect(status == 207, "the index answers again once PostgreSQL is back")
+                #expect(try await client.send("GET", "/files/before.txt").text == "kept")
+                #expect(try await client.send("PUT", "/files/after.txt", body: "new").status == 201)
+            }
+        } catch {
+            print(server.stderr)
+            server.cleanUp()
+            await postgres.cleanUp()
+            throw error
+        }
+        server.cleanUp()
+        await postgres.cleanUp()
+    }
+}
