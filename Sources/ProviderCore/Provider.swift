@@ -244,9 +244,7 @@ public final class Provider: Sendable {
     /// concurrent listing refreshes discard what they fetched.
     func mutate<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         try await coordinated {
-            namespaceClock.beginChange()
-            defer { namespaceClock.endChange() }
-            return try await body()
+            try await namespaceClock.change(body)
         }
     }
 

@@ -21,8 +21,9 @@ struct ListingDuringChangeTests {
         f.store.afterUpload.withLockedValue {
             $0 = { path in
                 guard path == ["new.txt"], refreshed.set() else { return }
-                // The upstream holds new.txt; the index does not yet.
-                _ = try await provider.refreshIfStale(try await provider.root())
+                // The upstream holds new.txt; the index does not yet. Another
+                // client's request: a task of its own, not the write's.
+                _ = try await Task.detached { try await provider.refreshIfStale(try await provider.root()) }.value
             }
         }
         let written = try await f.put("ours", at: ["new.txt"])

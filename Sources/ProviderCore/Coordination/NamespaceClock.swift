@@ -11,7 +11,14 @@ import NIOConcurrencyHelpers
 /// does not; applying it would make a placeholder the change then collides
 /// with, or sweep what the change records next (found with the shared
 /// index, where the index's commits are slower and the window wider).
+///
+/// A change may list folders itself (the trash's, on the way to it): its
+/// own readings do not count it as running (`currentChange`).
 final class NamespaceClock: Sendable {
+    /// The change the task runs in (inherited by the tasks it starts, which
+    /// may outlive it: a change is matched by its number, not assumed).
+    @TaskLocal static var currentChange: UInt64?
+
     struct Reading: Equatable, Sendable {
         fileprivate let generation: UInt64
         fileprivate let quiet: Bool
@@ -19,13 +26,17 @@ final class NamespaceClock: Sendable {
 
     private struct State {
         var generation: UInt64 = 0
-        var running = 0
+        var running: Set<UInt64> = []
+        var nextChange: UInt64 = 0
     }
 
     private let state = NIOLockedValueBox(State())
 
     func read() -> Reading {
-        state.withLockedValue { Reading(generation: $0.generation, quiet: $0.running == 0) }
+        let own = Self.currentChange
+        return state.withLockedValue { state in
+            Reading(generation: state.generation, quiet: state.running.allSatisfy { $0 == own })
+        }
     }
 
     /// Nothing moved the clock since `reading`.
@@ -39,12 +50,21 @@ final class NamespaceClock: Sendable {
         reading.quiet && unchanged(since: reading)
     }
 
-    func beginChange() {
-        state.withLockedValue { $0.generation &+= 1; $0.running += 1 }
-    }
-
-    func endChange() {
-        state.withLockedValue { $0.generation &+= 1; $0.running -= 1 }
+    /// Runs `body` as a namespace change: the clock moves when it starts and when it ends.
+    func change<T>(_ body: () async throws -> T) async rethrows -> T {
+        let change = state.withLockedValue { state in
+            state.generation &+= 1
+            state.nextChange &+= 1
+            state.running.insert(state.nextChange)
+            return state.nextChange
+        }
+        defer {
+            state.withLockedValue { state in
+                state.generation &+= 1
+                state.running.remove(change)
+            }
+        }
+        return try await Self.$currentChange.withValue(change) { try await body() }
     }
 
     /// A change that happened at once (an upload the upstream took).
