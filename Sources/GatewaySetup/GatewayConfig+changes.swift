@@ -49,6 +49,7 @@ extension GatewayConfig {
         compare("access_log", \.accessLog, live: true)
         compare("shutdown_grace", \.shutdownGrace, live: false)
         compare("realm", \.realm, live: false)
+        if old.index != index { changes.append(ConfigChange(key: "[index]", domain: nil, live: false)) }
 
         let before = Dictionary(old.domains.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let names = Set(domains.map(\.name))

@@ -300,6 +300,7 @@ private struct ConfigReader {
         }
         let group = try table.string("access_group")
         if let group, group.isEmpty { throw table.error("access_group", "expected a non-empty group name") }
+        if let group, group.hasPrefix("davgate:") { throw table.error("access_group", "groups starting with davgate: are davgate's own (\(IndexSettings.accessGroup) holds the index's password)") }
         var upstreamCA: URL?
         if let ca = try table.string("upstream_ca") {
             let url = try path(ca, key: "upstream_ca", in: table)

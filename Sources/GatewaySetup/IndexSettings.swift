@@ -11,6 +11,11 @@ public struct IndexSettings: Sendable, Equatable {
     /// entry holding the database password, when the server asks for one.
     public var credentials: VaultReference?
 
+    /// The vault group of the password: reserved (`access_group` refuses
+    /// the `davgate:` prefix, and no domain name has a colon), so no
+    /// domain's store is ever handed it.
+    public static let accessGroup = "davgate:index"
+
     public init(location: PostgresLocation, credentials: VaultReference? = nil) {
         self.location = location
         self.credentials = credentials

@@ -49,7 +49,7 @@ extension Provider {
         // Unstructured, like a pin's fetch: the refresh that found the
         // changes is answered first, and a fetch cut short by a stop leaves
         // only tmp/, emptied at start.
-        Task { await fetchFollowingPolicies(changed: changed, in: folder) }
+        Task { await NamespaceClock.outsideChange { await fetchFollowingPolicies(changed: changed, in: folder) } }
     }
 
     private func fetchFollowingPolicies(changed: [Int64], in folder: Item?) async {

@@ -45,7 +45,7 @@ extension Provider {
             return true
         }
         guard start else { return }
-        Task {
+        Task { await NamespaceClock.outsideChange {
             repeat {
                 pass.withLockedValue { $0.again = false }
                 do {
@@ -57,6 +57,6 @@ extension Provider {
                 if !state.again { state.running = false }
                 return state.again
             })
-        }
+        } }
     }
 }

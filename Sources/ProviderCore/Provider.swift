@@ -181,7 +181,10 @@ public final class Provider: Sendable {
         if await refreshedThroughFeed(), let current = try await index.item(id: folder.id), isFresh(current, maxAge: maxAge) { return true }
         return try await listings.run(folder.id) { [self] in
             let path = try await index.path(of: folder.id)
-            let before = namespaceClock.read()
+            var before = namespaceClock.read()
+            // A folder never listed has no last listing to serve while a
+            // change runs: it waits for the change, then lists.
+            if !before.isQuiet && folder.listedAt == nil { before = await namespaceClock.quietReading() }
             let pass = Int64.random(in: 1...Int64.max)
             let changedLocal = NIOLockedValueBox<[Int64]>([])
             let version: String?

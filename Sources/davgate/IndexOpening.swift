@@ -6,8 +6,9 @@ import ProviderCore
 import Vault
 
 /// The vault's access group of the shared index's password: no domain's
-/// store is handed entries of it.
-let indexAccessGroup = "index"
+/// store is handed entries of it (a domain's name cannot hold a colon, and
+/// `access_group` refuses the `davgate:` prefix).
+let indexAccessGroup = IndexSettings.accessGroup
 
 /// Opens the index the configuration names: `index.sqlite` in the state
 /// folder, or the shared PostgreSQL database of `[index]`, its password

@@ -35,6 +35,9 @@ struct IndexSettingsTests {
         #expect(try PostgresLocation(url: "postgres://u@127.0.0.1/d").tls == .disable)
         #expect(try PostgresLocation(url: "postgresql://u@localhost:5433/d?tls=require").tls == .require)
         #expect(try PostgresLocation(url: "postgres://u@localhost/d").port == 5432)
+        let six = try PostgresLocation(url: "postgres://u@[::1]:6543/d")
+        #expect(six.host == "::1" && six.port == 6543 && six.tls == .disable, "an IPv6 literal without its brackets, and loopback")
+        #expect(try PostgresLocation(url: "postgres://dav%20user@h/my%2Ddb").user == "dav user")
     }
 
     @Test("bad [index] settings are refused, naming the key and what is wrong")
@@ -48,6 +51,7 @@ struct IndexSettingsTests {
             ("url = \"postgres://u@h/d?tls=maybe\"", "tls must be"),
             ("url = \"postgres://u@h/d?sslmode=require\"", "unknown parameter sslmode"),
             ("url = \"postgres://u@h/d?ca=relative.pem\"", "absolute path"),
+            ("url = \"postgres://u@h:70000/d\"", "port"),
             ("url = \"postgres://u@h/d?ca=/nonexistent/ca.pem\"", "does not exist"),
             ("credentials = { service = \"pg\", account = \"u\" }", "needs url"),
             ("url = \"postgres://u@h/d\"\nport = 5", "port"),
@@ -58,6 +62,11 @@ struct IndexSettingsTests {
             } throws: { error in
                 "\(error)".contains(reason) && "\(error)".contains("[index]")
             }
+        }
+        #expect {
+            _ = try GatewayConfig.load(from: try folder.config("\(Self.domain)access_group = \"davgate:index\"\n"))
+        } throws: { error in
+            "\(error)".contains("access_group") && "\(error)".contains("davgate's own")
         }
         #expect {
             _ = try GatewayConfig.load(from: try folder.config("[index]\nurl = \"postgres://u@h/d\"\n\n\(Self.domain)write_mode = \"back\"\n"))

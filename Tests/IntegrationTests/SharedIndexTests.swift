@@ -32,22 +32,7 @@ struct SharedIndexTests {
             }
             #expect(try await postgres.psql("SELECT count(*) FROM lock", database: "shared") == "1", "the lock is a row in PostgreSQL")
 
-            // A second server on the same index, with a state folder of its own.
-            let conf = first.root.appendingPathComponent("second.toml")
-            try """
-                [server]
-                listen = "127.0.0.1:0"
-                tls = false
-                state = "second-state"
-
-                [index]
-                url = "\(url)"
-
-                [[domain]]
-                name = "files"
-                upstream = "file:var/upstream"
-                """.write(to: conf, atomically: true, encoding: .utf8)
-            let refused = try await runDavgate(["serve", "--config", conf.path])
+            let refused = try await Self.startSecondServer(beside: first, index: url)
             #expect(refused.status != 0)
             #expect(refused.output.contains("another davgate server is running on the index postgres://davgate@127.0.0.1:\(postgres.port)/shared"),
                     "\(refused.output)")
@@ -103,6 +88,11 @@ struct SharedIndexTests {
                 #expect(try await client.send("GET", "/files/before.txt").text == "kept")
                 #expect(try await client.send("PUT", "/files/after.txt", body: "new").status == 201)
             }
+            // The restart freed the server lock with its connection; the
+            // running server has taken it again, so a second is still refused.
+            try await Task.sleep(for: .seconds(4))
+            let second = try await Self.startSecondServer(beside: server, index: postgres.url(database: "outage"))
+            #expect(second.status != 0 && second.output.contains("another davgate server is running on the index"), "\(second.output)")
         } catch {
             print(server.stderr)
             server.cleanUp()
@@ -111,5 +101,25 @@ struct SharedIndexTests {
         }
         server.cleanUp()
         await postgres.cleanUp()
+    }
+
+    /// `davgate serve` of a second server on the same index, with a state
+    /// folder of its own: its exit status and output (it should refuse).
+    static func startSecondServer(beside first: DavgateProcess, index url: String) async throws -> (status: Int32, output: String) {
+        let conf = first.root.appendingPathComponent("second.toml")
+        try """
+            [server]
+            listen = "127.0.0.1:0"
+            tls = false
+            state = "second-state"
+
+            [index]
+            url = "\(url)"
+
+            [[domain]]
+            name = "files"
+            upstream = "file:var/upstream"
+            """.write(to: conf, atomically: true, encoding: .utf8)
+        return try await runDavgate(["serve", "--config", conf.path])
     }
 }

@@ -22,6 +22,8 @@ final class NamespaceClock: Sendable {
     struct Reading: Equatable, Sendable {
         fileprivate let generation: UInt64
         fileprivate let quiet: Bool
+        /// Whether no change (but the reader's own) was running when it was taken.
+        var isQuiet: Bool { quiet }
     }
 
     private struct State {
@@ -37,6 +39,30 @@ final class NamespaceClock: Sendable {
         return state.withLockedValue { state in
             Reading(generation: state.generation, quiet: state.running.allSatisfy { $0 == own })
         }
+    }
+
+    /// A reading taken once no change (but the caller's own) runs: for a
+    /// folder never listed, which has no last listing to serve meanwhile.
+    /// Past `limit` it settles for the reading it has, taken as quiet: a
+    /// change may itself be waiting for this listing (joined through the
+    /// folder's single flight), and a folder never listed must answer
+    /// something; that narrow race is the one every reading had before this
+    /// clock looked at running changes.
+    func quietReading(limit: Duration = .seconds(2)) async -> Reading {
+        let deadline = ContinuousClock.now + limit
+        var reading = read()
+        while !reading.isQuiet {
+            guard ContinuousClock.now < deadline else { return Reading(generation: reading.generation, quiet: true) }
+            try? await Task.sleep(for: .milliseconds(10))
+            reading = read()
+        }
+        return reading
+    }
+
+    /// Runs `body` as work of its own, not of the change the caller may run
+    /// in: for background tasks a change starts, which outlive it.
+    static func outsideChange<T: Sendable>(_ body: () async -> T) async -> T {
+        await $currentChange.withValue(nil) { await body() }
     }
 
     /// Nothing moved the clock since `reading`.

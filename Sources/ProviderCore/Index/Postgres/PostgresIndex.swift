@@ -35,7 +35,7 @@ final class PostgresIndex: Sendable {
             host: location.host, port: location.port, username: location.user, password: location.password,
             database: location.database, tls: try Self.tls(location))
         configuration.options.minimumConnections = 0
-        configuration.options.maximumConnections = 16
+        configuration.options.maximumConnections = 32
         configuration.options.connectionIdleTimeout = .seconds(30)
         configuration.options.connectTimeout = .seconds(5)
         var parameters = [("application_name", "davgate"), ("lock_timeout", "10s"), ("idle_in_transaction_session_timeout", "60s")]
@@ -144,28 +144,48 @@ final class PostgresIndex: Sendable {
     /// wait is cancelled) and answered as the index being unavailable; a
     /// leased connection's work is never cut short.
     private func withConnection<T: Sendable>(_ body: @Sendable @escaping (PostgresConnection) async throws -> T) async throws -> T {
-        let leased = NIOLockedValueBox(false)
+        // Who decides first, the pool (a lease) or the timer (a timeout):
+        // decided once, under the lock, so a lease granted as the timer
+        // fires is either used, never cancelled, or given back unused.
+        let lease = NIOLockedValueBox(LeaseState.waiting)
         let work = Task { [client] in
             try await client.withConnection { connection in
-                leased.withLockedValue { $0 = true }
+                let granted = lease.withLockedValue { state in
+                    guard state == .waiting else { return false }
+                    state = .leased
+                    return true
+                }
+                guard granted else { throw CancellationError() }
                 return try await body(connection)
             }
         }
         let timer = Task {
             try await Task.sleep(for: Self.leaseTimeout)
-            if !leased.withLockedValue({ $0 }) { work.cancel() }
+            if lease.withLockedValue({ state in
+                guard state == .waiting else { return false }
+                state = .timedOut
+                return true
+            }) { work.cancel() }
         }
         defer { timer.cancel() }
         do {
-            return try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+            // The caller's cancellation stops a wait for a lease, never work on a leased connection.
+            return try await withTaskCancellationHandler { try await work.value } onCancel: {
+                if lease.withLockedValue({ $0 == .waiting }) { work.cancel() }
+            }
         } catch let error as PSQLError {
             throw Self.translate(error)
-        } catch where !leased.withLockedValue({ $0 }) && !Task.isCancelled {
-            throw ProviderError.indexUnavailable("no connection to \(location) within \(Self.leaseTimeout) (\(Self.describe(error)))")
+        } catch where lease.withLockedValue({ $0 == .timedOut }) {
+            throw ProviderError.indexUnavailable("no connection to \(location) within \(Self.leaseTimeout); is the server up, and do the URL's user and database exist?")
         }
     }
 
-    static let leaseTimeout = Duration.seconds(5)
+    private enum LeaseState { case waiting, leased, timedOut }
+
+    /// Longer than the server's `lock_timeout` (10 s), so writers queued
+    /// on the `feed` row hold their connections without others timing out
+    /// on a busy pool.
+    static let leaseTimeout = Duration.seconds(15)
 
     static func translate(_ error: PSQLError) -> any Error {
         switch error.code {

@@ -28,7 +28,10 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
             throw Invalid(url: text, reason: "a password does not belong in the URL; put it in the vault and name its entry as [index] credentials")
         }
         guard let user = parts.user, !user.isEmpty else { throw Invalid(url: text, reason: "it names no user (postgres://USER@HOST/DB)") }
-        guard let host = parts.host, !host.isEmpty else { throw Invalid(url: text, reason: "it names no host") }
+        // An IPv6 literal comes in brackets ([::1]), which are URL syntax, not part of the address.
+        guard let bracketed = parts.host, !bracketed.isEmpty else { throw Invalid(url: text, reason: "it names no host") }
+        let host = bracketed.hasPrefix("[") && bracketed.hasSuffix("]") ? String(bracketed.dropFirst().dropLast()) : bracketed
+        if let port = parts.port, !(1...65535).contains(port) { throw Invalid(url: text, reason: "the port must be 1 to 65535") }
         let database = String(parts.path.drop(while: { $0 == "/" }))
         guard !database.isEmpty, !database.contains("/") else { throw Invalid(url: text, reason: "it must name one database (postgres://USER@HOST/DB)") }
         self.user = user
