@@ -111,7 +111,7 @@ extension PostgresIndex {
                                           state: conflictCopy ? .conflict : nil)
             guard checksum != nil else { return item }
             try await t.recordChecksum(checksum, of: item.id)
-            return try await t.item(id: item.id)!
+            return try await t.existingItem(id: item.id)
         }
     }
 
@@ -126,7 +126,7 @@ extension PostgresIndex {
                 WHERE id = \(id)
                 """)
             try await t.recordChecksum(checksum, of: id)
-            return try await t.item(id: id)!
+            return try await t.existingItem(id: id)
         }
     }
 
@@ -187,7 +187,7 @@ extension PostgresIndex {
                         upstream_version = \(entry.version) WHERE id = \(id)
                     """)
             }
-            return try await t.item(id: id)!
+            return try await t.existingItem(id: id)
         }
     }
 

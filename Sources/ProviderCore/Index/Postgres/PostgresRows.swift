@@ -51,6 +51,22 @@ extension PostgresTransaction {
         try await rows("SELECT \(unescaped: Item.columns) FROM item WHERE id = \(id)").first.map(Item.init(postgres:))
     }
 
+    /// An item the transaction has just written, read back: SQLite's
+    /// `SQLiteIndex.item(_:id:)`, which force-unwraps; here a missing row
+    /// throws instead of crashing the server.
+    func existingItem(id: Int64) async throws -> Item {
+        guard let item = try await item(id: id) else { throw ProviderError.notFound }
+        return item
+    }
+
+    /// The id an `INSERT … RETURNING id` made: SQLite's `lastInsertedRowID`.
+    func insertedID(_ query: PostgresQuery) async throws -> Int64 {
+        guard let id = try await first(query, as: Int64.self) else {
+            throw ProviderError.local("the index's insert returned no id")
+        }
+        return id
+    }
+
     func items(_ query: PostgresQuery) async throws -> [Item] {
         try await rows(query).map(Item.init(postgres:))
     }
