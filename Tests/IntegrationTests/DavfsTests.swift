@@ -85,7 +85,7 @@ struct DavfsTests {
 
 extension DavfsMounter {
     /// Waits until the upstream file `name` has the checksum of `file`.
-    func expectUpstream(_ server: DavgateProcess, _ name: String, equals file: URL,
+    func expectUpstream(_ server: some GatewayEndpoint, _ name: String, equals file: URL,
                         sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let want = try #require(try await checksum(of: file, command))
         let upstream = server.upstream.appendingPathComponent(name.precomposedStringWithCanonicalMapping)

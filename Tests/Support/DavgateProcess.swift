@@ -8,31 +8,24 @@ import Glibc
 /// A real davgate process on an ephemeral loopback port with its own config,
 /// state folder and upstream folder under a fresh temporary directory; shared
 /// by every test target that needs a running davgate.
-public final class DavgateProcess: @unchecked Sendable {
+public final class DavgateProcess: GatewayEndpoint, @unchecked Sendable {
     public let root: URL
     public let pid: pid_t
     public let port: Int
     public let tls: Bool
     public let adminPassword: String
     public let fingerprint: String?
+    /// The domain `files`'s upstream folder: `var/upstream`, or the folder
+    /// given at start (one several instances share).
+    public let upstream: URL
     private let output: OutputCollector
 
     public var configFile: URL { root.appendingPathComponent("conf/davgate.toml") }
     public var state: URL { root.appendingPathComponent("var") }
-    public var upstream: URL { root.appendingPathComponent("var/upstream") }
 
-    /// The names in the upstream folder's root as a client sees them:
-    /// davgate's own folder (trash, versions), which it hides, left out.
-    public func upstreamNames() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: upstream.path).filter { $0 != ".davgate" }
-    }
     public var certificate: URL { root.appendingPathComponent("certs/davgate.pem") }
     /// `scheme://127.0.0.1:port`, without a path.
     public var baseURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
-    /// The collection URL of the domain `files`.
-    public var filesURL: URL { domainURL("files") }
-    /// The collection URL of the domain `name`, with its trailing slash.
-    public func domainURL(_ name: String) -> URL { URL(string: baseURL + "/\(name)/")! }
     public var stderr: String { output.stderrText }
     public var stdout: String { output.stdoutText }
 
@@ -51,11 +44,17 @@ public final class DavgateProcess: @unchecked Sendable {
     /// the tests default to true so that litmus can run over plain HTTP). `environment` entries
     /// are added to the process's (a test playing systemd sets `NOTIFY_SOCKET`).
     /// `index`: an `[index] url` (a shared index) for this instance.
+    /// `upstream`: the domain `files`'s upstream folder (it must exist)
+    /// instead of `var/upstream`, for instances that share one. `port`:
+    /// the port to listen on instead of a free one, for an instance
+    /// restarted where a proxy expects it.
     public init(tls: Bool = true, allowBasicOverHTTP: Bool = true, extraServer: String = "", extraDomain: String = "",
-         arguments: [String] = [], environment: [String: String] = [:], reuse root: URL? = nil, index indexURL: String? = nil) async throws {
+         arguments: [String] = [], environment: [String: String] = [:], reuse root: URL? = nil, index indexURL: String? = nil,
+         upstream sharedUpstream: URL? = nil, port listenPort: Int = 0) async throws {
         self.tls = tls
         let root = root ?? FileManager.default.temporaryDirectory.appendingPathComponent("davgate-it-\(UUID().uuidString)")
         self.root = root
+        self.upstream = sharedUpstream ?? root.appendingPathComponent("var/upstream")
         let conf = root.appendingPathComponent("conf")
         try FileManager.default.createDirectory(at: conf, withIntermediateDirectories: true)
         // DAVGATE_TEST_INDEX=postgres: the instance uses a shared index, a
@@ -66,7 +65,7 @@ public final class DavgateProcess: @unchecked Sendable {
         }
         let config = """
             [server]
-            listen = "127.0.0.1:0"
+            listen = "127.0.0.1:\(listenPort)"
             tls = \(tls)
             state = "../var"
             certificate = "../certs/davgate.pem"
@@ -78,7 +77,7 @@ public final class DavgateProcess: @unchecked Sendable {
             \(index)
             [[domain]]
             name = "files"
-            upstream = "file:../var/upstream"
+            upstream = "\(sharedUpstream.map { "file:\($0.path)" } ?? "file:../var/upstream")"
             \(extraDomain)
             """
         try config.write(to: conf.appendingPathComponent("davgate.toml"), atomically: true, encoding: .utf8)

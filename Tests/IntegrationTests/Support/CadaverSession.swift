@@ -6,7 +6,7 @@ import Testing
 /// run through `python3`'s `pty` module (cadaver insists on a terminal for
 /// its certificate prompt).
 struct CadaverSession {
-    let server: DavgateProcess
+    let server: any GatewayEndpoint
     let cadaver: String
     let python: String
     /// The domain whose collection the session opens.
@@ -24,7 +24,7 @@ struct CadaverSession {
         var description: String { ([start] + outputs.map { "> \($0.command)\n\($0.output)" }).joined(separator: "\n") }
     }
 
-    init(server: DavgateProcess, cadaver: String, python: String, domain: String = "files") throws {
+    init(server: any GatewayEndpoint, cadaver: String, python: String, domain: String = "files") throws {
         self.server = server
         self.domain = domain
         self.cadaver = cadaver

@@ -7,7 +7,8 @@ import NIOHTTP1
 import NIOSSL
 
 /// A thin real HTTP client for the tests: AsyncHTTPClient trusting exactly
-/// the certificate davgate made, with Basic auth.
+/// the certificate davgate made (or the cluster's proxy presents), with
+/// Basic auth.
 struct DAVClient: Sendable {
     let http: HTTPClient
     let base: String
@@ -22,7 +23,7 @@ struct DAVClient: Sendable {
         func header(_ name: String) -> String? { headers.first(name: name) }
     }
 
-    init(_ server: DavgateProcess, user: String = "admin", password: String? = nil) throws {
+    init(_ server: some GatewayEndpoint, user: String = "admin", password: String? = nil) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         if server.tls {
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(server.certificate.path))
@@ -32,7 +33,7 @@ struct DAVClient: Sendable {
 
     /// A client with its own idea of whom to trust (a certificate renewed
     /// while the server runs).
-    init(_ server: DavgateProcess, tls: TLSConfiguration, user: String = "admin", password: String? = nil) {
+    init(_ server: some GatewayEndpoint, tls: TLSConfiguration, user: String = "admin", password: String? = nil) {
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.redirectConfiguration = .disallow
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)

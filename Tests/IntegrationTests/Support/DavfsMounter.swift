@@ -20,7 +20,7 @@ struct DavfsMounter {
     let certificate: String
     let command: ClientCommand
 
-    init(server: DavgateProcess, mountDavfs: String, umount: String, domain: String = "files") throws {
+    init(server: some GatewayEndpoint, mountDavfs: String, umount: String, domain: String = "files") throws {
         self.mountDavfs = mountDavfs
         self.umount = umount
         self.url = server.domainURL(domain).absoluteString

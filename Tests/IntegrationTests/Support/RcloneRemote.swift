@@ -12,7 +12,7 @@ struct RcloneRemote {
     let command: ClientCommand
 
     /// - Parameter url: the remote's URL when not the domain's own (Nextcloud's tree, a proxy).
-    init(server: DavgateProcess, rclone: String, vendor: String = "other", domain: String = "files", url: String? = nil) async throws {
+    init(server: some GatewayEndpoint, rclone: String, vendor: String = "other", domain: String = "files", url: String? = nil) async throws {
         self.rclone = rclone
         home = server.root.appendingPathComponent("rclone-home")
         let config = home.appendingPathComponent("rclone.conf")
