@@ -61,12 +61,7 @@ struct Serve: AsyncParsableCommand {
         // are handed to its store.
         let vault = config.domains.contains { $0.credentials != nil } || config.index?.credentials != nil ? try vaultOptions.openVault() : nil
         let index = try await openIndex(config, vault: { vault }, logger: logger)
-        if let shared = config.index {
-            guard try await index.claimSoleServer() else {
-                throw ValidationError("another davgate server is running on the index \(shared.location); several servers on one index are not built yet (README, \"Not built yet\")")
-            }
-            say("Index: \(shared.location) (PostgreSQL)")
-        }
+        if let shared = config.index { say("Index: \(shared.location) (PostgreSQL)") }
         var providers: [String: Provider] = [:]
         for domain in config.domains {
             var store = try await makeStore(for: domain, vault: vault, config: config, logger: logger)

@@ -3,9 +3,9 @@ import Foundation
 import Testing
 
 /// davgate on a shared index (`[index] url`), a real PostgreSQL 15 started
-/// by the test: what clients wrote outlives the process, one server at a
-/// time runs on it (several are not built yet), and the database's outage
-/// is a 503 a client can retry, never a 500 or a lost write.
+/// by the test: what clients wrote outlives the process, and the
+/// database's outage is a 503 a client can retry, never a 500 or a lost
+/// write. Several instances on one index: `ClusterTests`.
 @Suite("a shared index on a real PostgreSQL", .serialized)
 struct SharedIndexTests {
     static let property = """
@@ -13,8 +13,8 @@ struct SharedIndexTests {
         <Z:colour>teal</Z:colour></D:prop></D:set></D:propertyupdate>
         """
 
-    @Test("items, dead properties and locks outlive the server; a second server on the index refuses to start, and starts once the first is gone")
-    func outlivesTheServerAndIsSole() async throws {
+    @Test("items, dead properties and locks outlive the server")
+    func outlivesTheServer() async throws {
         let postgres = try await PostgresServer(fsync: true)
         try await postgres.createDatabase("shared")
         let url = postgres.url(database: "shared")
@@ -31,11 +31,6 @@ struct SharedIndexTests {
                 return try #require(lock.header("Lock-Token"))
             }
             #expect(try await postgres.psql("SELECT count(*) FROM lock", database: "shared") == "1", "the lock is a row in PostgreSQL")
-
-            let refused = try await Self.startSecondServer(beside: first, index: url)
-            #expect(refused.status != 0)
-            #expect(refused.output.contains("another davgate server is running on the index postgres://davgate@127.0.0.1:\(postgres.port)/shared"),
-                    "\(refused.output)")
 
             first.stop()
             let again = try await DavgateProcess(reuse: first.root, index: url)
@@ -97,25 +92,5 @@ struct SharedIndexTests {
         }
         server.cleanUp()
         await postgres.cleanUp()
-    }
-
-    /// `davgate serve` of a second server on the same index, with a state
-    /// folder of its own: its exit status and output (it should refuse).
-    static func startSecondServer(beside first: DavgateProcess, index url: String) async throws -> (status: Int32, output: String) {
-        let conf = first.root.appendingPathComponent("second.toml")
-        try """
-            [server]
-            listen = "127.0.0.1:0"
-            tls = false
-            state = "second-state"
-
-            [index]
-            url = "\(url)"
-
-            [[domain]]
-            name = "files"
-            upstream = "file:var/upstream"
-            """.write(to: conf, atomically: true, encoding: .utf8)
-        return try await runDavgate(["serve", "--config", conf.path])
     }
 }
