@@ -12,6 +12,7 @@ struct Instances {
     let root: URL
     let upstream: URL
     let storeA: FaultyStore
+    let storeB: FaultyStore
     let a: Provider
     let b: Provider
 
@@ -28,7 +29,8 @@ struct Instances {
         }
         storeA = FaultyStore(root: upstream)
         a = try await instance("a", store: storeA)
-        b = try await instance("b", store: FaultyStore(root: upstream))
+        storeB = FaultyStore(root: upstream)
+        b = try await instance("b", store: storeB)
     }
 
     /// A PUT of `text` through `provider`.
@@ -94,5 +96,24 @@ struct InstancesTests {
         #expect(!grantedDuringUpload.isSet, "no lock was granted while A's write was committing")
         #expect(try await f.a.locks(covering: try #require(try await f.a.item(at: ["a.txt"]))).map(\.token) == [lock.token])
         #expect(try String(contentsOf: f.upstream.appendingPathComponent("a.txt"), encoding: .utf8) == "v2")
+    }
+
+    @Test("A and B refreshing one stale folder at once ask the upstream once: the second uses the first's listing")
+    func oneListingAcrossInstances() async throws {
+        let f = try await Instances(ttl: 60)
+        defer { f.cleanUp() }
+        for name in ["x.txt", "y.txt"] {
+            try name.write(to: f.upstream.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        for store in [f.storeA, f.storeB] { store.listLinger.withLockedValue { $0 = .milliseconds(700) } }
+        let (rootA, rootB) = (try await f.a.root(), try await f.b.root())
+        async let listedA = f.a.refreshIfStale(rootA)
+        async let listedB = f.b.refreshIfStale(rootB)
+        let (foundA, foundB) = try await (listedA, listedB)
+        #expect(foundA && foundB)
+        let listings = f.storeA.listed.withLockedValue { $0 }.count + f.storeB.listed.withLockedValue { $0 }.count
+        #expect(listings == 1, "one upstream listing for both instances")
+        #expect(try await f.b.children(of: rootB).map(\.name) == ["x.txt", "y.txt"])
+        #expect(try await f.a.children(of: rootA).map(\.name) == ["x.txt", "y.txt"])
     }
 }
