@@ -90,7 +90,9 @@ struct Serve: AsyncParsableCommand {
             headerTimeout: .milliseconds(Int64(server.headerTimeout * 1000)))
         settings.metricsText = { metrics.emitToString() }
         settings.shutdownGrace = .milliseconds(Int64(server.shutdownGrace * 1000))
-        settings.chunkUploads = try ChunkFolders(root: server.state.appendingPathComponent("uploads"))
+        // Chunks are kept on this instance's disk: with a shared index the
+        // next chunk may reach another instance, so there are none.
+        settings.chunkUploads = config.index == nil ? try ChunkFolders(root: server.state.appendingPathComponent("uploads")) : nil
         let scheme = server.tls ? "https" : "http"
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
         // What the journal holds from before a restart is put right first,

@@ -93,4 +93,30 @@ struct SharedIndexTests {
         server.cleanUp()
         await postgres.cleanUp()
     }
+
+    @Test("uploads in several requests answer 501 on a shared index (the next piece may reach another instance); one Content-Range covering the whole file is a PUT; no chunk folders")
+    func piecesRefused() async throws {
+        let postgres = try await PostgresServer(fsync: false)
+        try await postgres.createDatabase("pieces")
+        let server = try await DavgateProcess(index: postgres.url(database: "pieces"))
+        do {
+            try await withClient(server) { client in
+                let piece = try await client.send("PUT", "/files/p.bin", headers: [("Content-Range", "bytes 0-3/8")], body: "abcd")
+                #expect(piece.status == 501)
+                #expect(piece.text.contains("send the file with one PUT"), "\(piece.text)")
+                #expect(!FileManager.default.fileExists(atPath: server.upstream.appendingPathComponent("p.bin").path))
+                let whole = try await client.send("PUT", "/files/p.bin", headers: [("Content-Range", "bytes 0-7/8")], body: "abcdefgh")
+                #expect([200, 201, 204].contains(whole.status))
+                #expect(try await client.send("GET", "/files/p.bin").text == "abcdefgh")
+                #expect(try await client.send("MKCOL", "/remote.php/dav/uploads/admin/chunks").status == 404)
+            }
+        } catch {
+            print(server.stderr)
+            server.cleanUp()
+            await postgres.cleanUp()
+            throw error
+        }
+        server.cleanUp()
+        await postgres.cleanUp()
+    }
 }

@@ -122,6 +122,9 @@ protocol IndexStore: Sendable {
     // The embedded index serves one process, whose memory coordinates it;
     // these are then no-ops, and the provider's own locks do the work.
 
+    /// Whether several instances may use the index at once.
+    var isShared: Bool { get }
+
     /// Runs `body` as the only coordinated writer of the domain among every
     /// instance on the index (the provider already made it the only one in
     /// its own process).

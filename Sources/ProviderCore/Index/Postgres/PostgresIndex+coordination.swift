@@ -3,6 +3,8 @@ import PostgresNIO
 /// How instances on one index take turns and keep one namespace clock
 /// (docs/scale-out.md section 2, rows 1, 3 and 4).
 extension PostgresIndex {
+    var isShared: Bool { true }
+
     /// How long a coordinated writer waits for another instance's: longer
     /// than any sane write-through upload, short of a hung instance.
     static let domainTurnWait = Duration.seconds(300)

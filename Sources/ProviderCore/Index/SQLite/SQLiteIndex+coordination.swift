@@ -1,6 +1,8 @@
 /// One process holds the embedded index: the provider's own locks and
 /// clock coordinate everything, so there is nothing to share.
 extension SQLiteIndex {
+    var isShared: Bool { false }
+
     func withDomainTurn<T>(domain: String, _ body: () async throws -> T) async throws -> T {
         try await body()
     }
