@@ -112,7 +112,11 @@ extension Provider {
         let basis: UpstreamExpectation = existing?.upstreamVersion.map { .version($0) } ?? .absent
         let entry: UpstreamEntry
         metrics.uploadsInFlight.increment()
-        defer { metrics.uploadsInFlight.decrement() }
+        uploadsThrough.withLockedValue { $0 += 1 }
+        defer {
+            metrics.uploadsInFlight.decrement()
+            uploadsThrough.withLockedValue { $0 -= 1 }
+        }
         do {
             if case .version(let based) = basis { try await keepVersion(of: path, basis: based) }
             entry = try await upstream { try await store.upload(request.file, to: path, expecting: basis) }

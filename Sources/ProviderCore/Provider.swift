@@ -60,6 +60,8 @@ public final class Provider: Sendable {
     let uploadSlots: UploadSlots
     /// The uploads running now and their bytes sent, for `davgate status`.
     let uploadProgress = NIOLockedValueBox<[Int64: UploadProgress]>([:])
+    /// Write-through uploads running now (a PUT waiting for the upstream).
+    let uploadsThrough = NIOLockedValueBox(0)
     /// Readers by item, and when each item was last read.
     let reads = NIOLockedValueBox(ReadTracking())
     /// One eviction pass at a time.

@@ -108,6 +108,13 @@ struct Serve: AsyncParsableCommand {
         // after the grace), so what is reported below is what really waits.
         let ordered = config.domains.compactMap { providers[$0.name] }
         let uploader = Uploader(providers: ordered, grace: settings.shutdownGrace)
+        var services: [any Service] = [uploader, DomainLoop.eagerRefresh(ordered), DomainLoop.hourlyExpiry(ordered)]
+        let heartbeat = index.isShared ? InstanceHeartbeat(index: index, scheme: scheme, host: host, providers: ordered, logger: logger) : nil
+        if let heartbeat {
+            services.append(heartbeat)
+            settings.instances = { try await index.instances() }
+            settings.instanceID = heartbeat.id
+        }
         let notifier = SystemdNotifier()
         let reloader = Reloader(configPath: vaultOptions.config.config, running: config, output: output, certificate: certificate,
                                 providers: providers, live: settings.live, users: users, logger: logger)
@@ -115,7 +122,8 @@ struct Serve: AsyncParsableCommand {
             ReloadSignal(notifier: notifier) { await reloader.reload() },
             SystemdService(notifier: notifier, logger: logger),
         ]
-        try await DAVServer(settings: settings, logger: logger).run(services: [uploader, DomainLoop.eagerRefresh(ordered), DomainLoop.hourlyExpiry(ordered)], companions: companions) { port in
+        try await DAVServer(settings: settings, logger: logger).run(services: services, companions: companions) { port in
+            heartbeat?.listening(on: port)
             let domains = config.domains.map { "\(scheme)://\(host):\(port)/\($0.name)/" }.joined(separator: ", ")
             say("davgate listening on \(scheme)://\(host):\(port)/ serving \(domains)")
             if let failure = notifier.notify("READY=1\nSTATUS=serving \(domains)") {

@@ -119,4 +119,51 @@ struct SharedIndexTests {
         server.cleanUp()
         await postgres.cleanUp()
     }
+
+    @Test("status.json and the status page of an instance list every instance on the index, alive, and which one answered; a stopped one leaves the list")
+    func instancesInStatus() async throws {
+        let postgres = try await PostgresServer(fsync: false)
+        try await postgres.createDatabase("instances")
+        let url = postgres.url(database: "instances")
+        var servers: [DavgateProcess] = []
+        do {
+            let a = try await DavgateProcess(index: url)
+            servers.append(a)
+            let b = try await DavgateProcess(index: url)
+            servers.append(b)
+            func instances() async throws -> [[String: Any]] {
+                var listed: [[String: Any]] = []
+                try await withClient(a) { client in
+                    let body = try await client.send("GET", "/.davgate/status.json").text
+                    let json = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+                    listed = try #require(json["instances"] as? [[String: Any]], "\(body)")
+                }
+                return listed
+            }
+            // Each beats at start and every 2 s; its address once it listens.
+            var listed: [[String: Any]] = []
+            for _ in 0..<50 {
+                listed = try await instances()
+                if listed.count == 2, !listed.contains(where: { ($0["address"] as? String)?.hasSuffix(":?") != false }) { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(listed.count == 2)
+            #expect(listed.allSatisfy { $0["alive"] as? Bool == true })
+            #expect(listed.filter { $0["answering"] as? Bool == true }.count == 1)
+            #expect(Set(listed.compactMap { $0["address"] as? String }) == ["https://127.0.0.1:\(a.port)", "https://127.0.0.1:\(b.port)"])
+            try await withClient(a) { client in
+                let page = try await client.send("GET", "/.davgate/status").text
+                #expect(page.contains("Instances on the shared index: 2 alive"))
+            }
+            #expect(try await b.terminate(timeout: .seconds(20)) == 0)
+            #expect(try await instances().count == 1, "a stopped instance removes its row")
+        } catch {
+            for server in servers { print(server.stderr) }
+            servers.forEach { $0.cleanUp() }
+            await postgres.cleanUp()
+            throw error
+        }
+        servers.forEach { $0.cleanUp() }
+        await postgres.cleanUp()
+    }
 }

@@ -136,4 +136,9 @@ protocol IndexStore: Sendable {
     /// The domain's shared namespace clock; nil when the index has none.
     func namespaceStamp(domain: String) async throws -> NamespaceStamp?
     func moveNamespaceClock(domain: String, _ move: NamespaceMove) async throws
+    /// An instance's heartbeat (`InstanceStatus`).
+    func beat(instance id: String, address: String, started: Date, uploads: Int) async throws
+    func instances() async throws -> [InstanceStatus]
+    /// A stopping instance's last word: it is no longer listed.
+    func leave(instance id: String) async throws
 }

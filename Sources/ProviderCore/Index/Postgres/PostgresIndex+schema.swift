@@ -251,8 +251,12 @@ extension PostgresIndex {
     ]
 
     /// What instances share to coordinate: each domain's namespace clock
-    /// (`NamespaceStamp`).
+    /// (`NamespaceStamp`), and who is running (`InstanceStatus`).
     static let coordination: [String] = [
         "CREATE TABLE domain_state (domain text PRIMARY KEY, generation bigint NOT NULL DEFAULT 0)",
+        """
+        CREATE TABLE instance (id text PRIMARY KEY, address text NOT NULL, started double precision NOT NULL,
+            heartbeat_at double precision NOT NULL, uploads integer NOT NULL DEFAULT 0)
+        """,
     ]
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One process holds the embedded index: the provider's own locks and
 /// clock coordinate everything, so there is nothing to share.
 extension SQLiteIndex {
@@ -14,4 +16,10 @@ extension SQLiteIndex {
     func namespaceStamp(domain: String) async throws -> NamespaceStamp? { nil }
 
     func moveNamespaceClock(domain: String, _ move: NamespaceMove) async throws {}
+
+    func beat(instance id: String, address: String, started: Date, uploads: Int) async throws {}
+
+    func instances() async throws -> [InstanceStatus] { [] }
+
+    func leave(instance id: String) async throws {}
 }
