@@ -50,7 +50,7 @@ struct Serve: AsyncParsableCommand {
             }
         }
 
-        let users = try UserStore(file: server.state.appendingPathComponent("users.json"))
+        let users = try UserStore(file: server.usersFile)
         if let password = try FirstStart.ensureAdmin(in: users) {
             say("Created user 'admin' with password: \(password)")
             say("(shown once; change it with: davgate user passwd admin --password-stdin)")
