@@ -82,6 +82,8 @@ struct DAVError: Error {
         case .patchNeedsCondition:
             self.init(.init(code: 428, reasonPhrase: "Precondition Required"), error.description)
             headers[.init("Upload-Offset")!] = "0"
+        case .piecesNeedOneInstance:
+            self.init(.notImplemented, error.description)
         case .dirtyBudgetExceeded, .localNoSpace:
             self.init(.init(code: 507, reasonPhrase: "Insufficient Storage"), error.description)
         case .upstream(let u):

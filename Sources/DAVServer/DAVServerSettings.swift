@@ -42,6 +42,10 @@ public struct DAVServerSettings: Sendable {
     /// Where Nextcloud chunked uploads are kept (`ChunkedUploadExchange`);
     /// nil: the server takes none.
     public var chunkUploads: ChunkFolders?
+    /// With a shared index: the instances on it, for the status.
+    public var instances: (@Sendable () async throws -> [InstanceStatus])?
+    /// This instance's id among them.
+    public var instanceID: String?
 
     public init(host: String, port: Int, certificate: ServerCertificate?, domains: [String: Provider],
                 permissions: [String: [String: DomainPermission]] = [:], accessLog: Bool = false,

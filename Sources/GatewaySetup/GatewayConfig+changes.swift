@@ -36,6 +36,7 @@ extension GatewayConfig {
         compare("private_key", \.privateKey.path, live: true)
         compare("state", \.state.path, live: false)
         compare("vault", \.vault.path, live: false)
+        compare("users_file", \.usersFile.path, live: false)
         compare("allow_basic_over_http", \.allowBasicOverHTTP, live: false)
         compare("max_xml_body", \.maxXMLBodyBytes, live: false)
         compare("propfind_infinity", \.propfindInfinity, live: false)

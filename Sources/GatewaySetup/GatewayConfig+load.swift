@@ -144,7 +144,7 @@ private struct ConfigReader {
         try table.refuseUnknownKeys([
             "listen", "tls", "certificate", "private_key", "state", "allow_basic_over_http", "max_xml_body",
             "propfind_infinity", "listing_ttl", "lock_timeout_default", "lock_timeout_max", "log_level", "realm", "vault",
-            "idle_timeout", "header_timeout", "log_format", "access_log", "shutdown_grace",
+            "idle_timeout", "header_timeout", "log_format", "access_log", "shutdown_grace", "users_file",
         ])
         var server = ServerSettings(configFolder: folder)
         if let listen = try table.string("listen") {
@@ -170,8 +170,10 @@ private struct ConfigReader {
         if let state = try table.string("state") {
             server.state = try path(state, key: "state", in: table)
             server.vault = server.state.appendingPathComponent("vault.dgv")
+            server.usersFile = server.state.appendingPathComponent("users.json")
         }
         if let vault = try table.string("vault") { server.vault = try path(vault, key: "vault", in: table) }
+        if let users = try table.string("users_file") { server.usersFile = try path(users, key: "users_file", in: table) }
         server.allowBasicOverHTTP = try table.bool("allow_basic_over_http") ?? server.allowBasicOverHTTP
         if let bytes = try table.integer("max_xml_body") {
             guard bytes > 0 else { throw table.error("max_xml_body", "expected a size in bytes above 0, got \(bytes)") }

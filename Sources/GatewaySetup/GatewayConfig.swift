@@ -71,6 +71,10 @@ public struct ServerSettings: Sendable {
     public var realm: String
     /// The credentials vault (`vault`); defaults to `vault.dgv` in the state folder.
     public var vault: URL
+    /// The users file (`users_file`); defaults to `users.json` in the state
+    /// folder. Instances sharing an index name one file (it is re-read when
+    /// it changes).
+    public var usersFile: URL
 
     /// The settings of a file without a `[server]` table, paths resolved against `configFolder`.
     public init(configFolder: URL) {
@@ -94,6 +98,7 @@ public struct ServerSettings: Sendable {
         shutdownGrace = 10
         realm = "davgate"
         vault = state.appendingPathComponent("vault.dgv")
+        usersFile = state.appendingPathComponent("users.json")
     }
 }
 

@@ -112,16 +112,25 @@ extension Provider {
         let basis: UpstreamExpectation = existing?.upstreamVersion.map { .version($0) } ?? .absent
         let entry: UpstreamEntry
         metrics.uploadsInFlight.increment()
-        defer { metrics.uploadsInFlight.decrement() }
+        uploadsThrough.withLockedValue { $0 += 1 }
+        defer {
+            metrics.uploadsInFlight.decrement()
+            uploadsThrough.withLockedValue { $0 -= 1 }
+        }
         do {
             if case .version(let based) = basis { try await keepVersion(of: path, basis: based) }
             entry = try await upstream { try await store.upload(request.file, to: path, expecting: basis) }
             metrics.uploads.increment()
             metrics.uploadedBytes.increment(by: entry.size)
         } catch ProviderError.upstream(.versionMismatch) {
-            if existing != nil, try await upstream({ try await store.stat(path) }) == nil {
+            let current = try await upstream { try await store.stat(path) }
+            if existing != nil, current == nil {
                 logger.warning("deleted upstream while edited here; created again", metadata: ["path": "\(Self.display(path))"])
                 entry = try await upstream { try await store.upload(request.file, to: path, expecting: .absent) }
+            } else if let current, try await upstreamHolds(request.file, size: request.size, at: path, entry: current) {
+                logger.notice("the upstream holds this write's bytes already (a retried write); recorded, no conflict",
+                              metadata: ["path": "\(Self.display(path))"])
+                entry = current
             } else {
                 return try await keepBoth(request.file, at: path, parent: parent, checksum: request.checksum)
             }

@@ -56,6 +56,7 @@ extension Provider {
         guard count > 0, offset >= 0, offset + count <= total else {
             throw ProviderError.local("a piece of \(count) bytes at \(offset) does not lie inside \(total) bytes")
         }
+        if index.isShared, offset != 0 || count != total { throw ProviderError.piecesNeedOneInstance }
         let key = UploadStaging.key(path: path, principal: conditions.principal)
         return try await stagingLock(key).withLock {
             let current = try await currentFile(at: path)
@@ -107,7 +108,8 @@ extension Provider {
     @discardableResult
     public func stageCutWrite(_ file: URL, count: Int64, total: Int64, path: ItemPath, conditions: WriteConditions) async -> Bool {
         defer { cache.discard(file) }
-        guard count >= 1 << 20, count < total else { return false }
+        // With a shared index the resuming request may reach another instance.
+        guard count >= 1 << 20, count < total, !index.isShared else { return false }
         let key = UploadStaging.key(path: path, principal: conditions.principal)
         do {
             try await stagingLock(key).withLock {

@@ -108,7 +108,14 @@ extension DomainStatus {
 extension Provider {
     public func status() async throws -> DomainStatus {
         let sent = uploadProgress.withLockedValue { $0.mapValues(\.bytesSent) }
-        return try await DomainStatus.read(domain: domain, upstream: store.displayName, index: index, cacheFolder: cache.folder,
-                                           health: health.snapshot, sent: sent, states: try await stateCounts())
+        var status = try await DomainStatus.read(domain: domain, upstream: store.displayName, index: index, cacheFolder: cache.folder,
+                                                 health: health.snapshot, sent: sent, states: try await stateCounts())
+        status.uploads.inFlight += uploadsThrough.withLockedValue { $0 }
+        return status
+    }
+
+    /// Uploads running now, write-back's and write-through's.
+    public var uploadsRunning: Int {
+        uploadProgress.withLockedValue { $0.count } + uploadsThrough.withLockedValue { $0 }
     }
 }

@@ -44,12 +44,13 @@ extension Provider {
             var position = state.position
             var changes = 0
             while true {
-                let before = namespaceClock.read()
+                let before = try await namespaceReading()
                 let page = try await upstream { try await store.changes(since: position, limit: Self.feedPageSize) }
                 let applied = try await listingApplication.withLock { () -> Bool in
                     guard namespaceClock.undisturbed(since: before) else { return false }
                     let effects = try await index.applyUpstreamChanges(domain: domain, present: page.present, removed: page.removed,
-                                                                       position: page.position, last: !page.more)
+                                                                       position: page.position, last: !page.more,
+                                                                       namespace: before.shared)
                     cache.remove(effects.stale)
                     followContentPolicies(changed: effects.changedLocal, in: nil)
                     return true

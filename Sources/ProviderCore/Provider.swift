@@ -60,6 +60,8 @@ public final class Provider: Sendable {
     let uploadSlots: UploadSlots
     /// The uploads running now and their bytes sent, for `davgate status`.
     let uploadProgress = NIOLockedValueBox<[Int64: UploadProgress]>([:])
+    /// Write-through uploads running now (a PUT waiting for the upstream).
+    let uploadsThrough = NIOLockedValueBox(0)
     /// Readers by item, and when each item was last read.
     let reads = NIOLockedValueBox(ReadTracking())
     /// One eviction pass at a time.
@@ -179,12 +181,14 @@ public final class Provider: Sendable {
         if isFresh(folder, maxAge: maxAge) { return true }
         // One REPORT for the whole tree, when the upstream has a feed.
         if await refreshedThroughFeed(), let current = try await index.item(id: folder.id), isFresh(current, maxAge: maxAge) { return true }
-        return try await listings.run(folder.id) { [self] in
+        return try await listings.run(folder.id) { [self] in try await index.withListingTurn(folder: folder.id) { waited in
+            // Another instance listed it meanwhile: its listing serves here too.
+            if waited, let current = try await index.item(id: folder.id), isFresh(current, maxAge: maxAge) { return true }
             let path = try await index.path(of: folder.id)
-            var before = namespaceClock.read()
+            var before = try await namespaceReading()
             // A folder never listed has no last listing to serve while a
             // change runs: it waits for the change, then lists.
-            if !before.isQuiet && folder.listedAt == nil { before = await namespaceClock.quietReading() }
+            if !before.isQuiet && folder.listedAt == nil { before = try await NamespaceClock.quietReading { try await namespaceReading() } }
             let pass = Int64.random(in: 1...Int64.max)
             let changedLocal = NIOLockedValueBox<[Int64]>([])
             let version: String?
@@ -200,7 +204,7 @@ public final class Provider: Sendable {
                     }
                 }
             } catch ProviderError.upstream(.notFound) where !folder.isRoot {
-                if namespaceClock.undisturbed(since: before) {
+                if namespaceClock.undisturbed(since: before), try await index.namespaceStamp(domain: domain) == before.shared {
                     cache.removeLater(items: try await index.delete(id: folder.id))
                 }
                 return false
@@ -217,11 +221,11 @@ public final class Provider: Sendable {
             try await listingApplication.withLock {
                 guard namespaceClock.undisturbed(since: before) else { return }
                 cache.remove(try await index.finishListing(folder: folder.id, pass: pass,
-                                                           version: trustFolderVersions ? version : nil))
+                                                           version: trustFolderVersions ? version : nil, namespace: before.shared))
             }
             followContentPolicies(changed: changedLocal.withLockedValue { $0 }, in: folder)
             return true
-        }
+        } }
     }
 
     /// Applies one page of a refresh, unless the namespace changed here
@@ -230,7 +234,8 @@ public final class Provider: Sendable {
     private func applyPage(_ entries: [UpstreamEntry], of folder: Item, pass: Int64, since before: NamespaceClock.Reading) async throws -> [Int64] {
         try await listingApplication.withLock {
             guard namespaceClock.undisturbed(since: before) else { throw NamespaceChangedWhileListing() }
-            let effects = try await index.applyListingPage(folder: folder.id, domain: domain, entries: entries, pass: pass)
+            let effects = try await index.applyListingPage(folder: folder.id, domain: domain, entries: entries, pass: pass,
+                                                           namespace: before.shared)
             cache.remove(effects.stale)
             return effects.changedLocal
         }
@@ -245,16 +250,43 @@ public final class Provider: Sendable {
 
     /// Runs a namespace change: one at a time per domain, and marked so that
     /// concurrent listing refreshes discard what they fetched.
+    /// With a shared index the change also moves the index's clock, so
+    /// other instances' refreshes discard theirs too.
     func mutate<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         try await coordinated {
-            try await namespaceClock.change(body)
+            try await namespaceClock.change {
+                try await index.moveNamespaceClock(domain: domain, .changeBegan)
+                let outcome: Result<T, any Error>
+                do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+                do {
+                    try await index.moveNamespaceClock(domain: domain, .changeEnded)
+                } catch {
+                    // Left odd, the clock is closed by the next change or
+                    // reading (`namespaceStamp`); the change itself stands.
+                    logger.warning("could not mark a namespace change finished in the shared index", metadata: ["error": "\(error)"])
+                }
+                return try outcome.get()
+            }
         }
+    }
+
+    /// The namespace clock's reading, with the shared index's clock when
+    /// there is one: what a listing refresh takes before asking the upstream.
+    func namespaceReading() async throws -> NamespaceClock.Reading {
+        namespaceClock.read(shared: try await index.namespaceStamp(domain: domain))
     }
 
     /// Called once the upstream took an upload outside a namespace change
     /// (which bumps the generation itself), before the index records it.
     func upstreamChanged() async {
-        try? await listingApplication.withLock { namespaceClock.tick() }
+        try? await listingApplication.withLock {
+            namespaceClock.tick()
+            do {
+                try await index.moveNamespaceClock(domain: domain, .tick)
+            } catch {
+                logger.warning("could not move the shared index's namespace clock after an upload", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     /// A path as logs show it.

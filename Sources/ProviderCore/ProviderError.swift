@@ -37,6 +37,10 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A first piece past byte 0 over an existing file, sent without an
     /// ETag condition (428): it would patch whatever the file holds now.
     case patchNeedsCondition
+    /// A piece of an upload in several requests while instances share the
+    /// index (501): each instance stages pieces on its own disk, and the
+    /// next piece may reach another instance.
+    case piecesNeedOneInstance
 
     public var description: String {
         switch self {
@@ -59,6 +63,8 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rangeNotSatisfiable(let size): "the range starts beyond the end of the file, which holds \(size) bytes"
         case .stagedUploadMissing:
             "nothing of this upload is here (it expired, or never began); send the file from byte 0"
+        case .piecesNeedOneInstance:
+            "uploads in several requests are not supported while several davgate instances share the index (a piece may reach another instance than the one holding the others); send the file with one PUT"
         case .patchNeedsCondition:
             "no upload of this file is staged here; to patch or append to the file as it is, send If-Match with its ETag, or send the file from byte 0"
         }

@@ -50,7 +50,7 @@ struct Serve: AsyncParsableCommand {
             }
         }
 
-        let users = try UserStore(file: server.state.appendingPathComponent("users.json"))
+        let users = try UserStore(file: server.usersFile)
         if let password = try FirstStart.ensureAdmin(in: users) {
             say("Created user 'admin' with password: \(password)")
             say("(shown once; change it with: davgate user passwd admin --password-stdin)")
@@ -61,12 +61,7 @@ struct Serve: AsyncParsableCommand {
         // are handed to its store.
         let vault = config.domains.contains { $0.credentials != nil } || config.index?.credentials != nil ? try vaultOptions.openVault() : nil
         let index = try await openIndex(config, vault: { vault }, logger: logger)
-        if let shared = config.index {
-            guard try await index.claimSoleServer() else {
-                throw ValidationError("another davgate server is running on the index \(shared.location); several servers on one index are not built yet (README, \"Not built yet\")")
-            }
-            say("Index: \(shared.location) (PostgreSQL)")
-        }
+        if let shared = config.index { say("Index: \(shared.location) (PostgreSQL)") }
         var providers: [String: Provider] = [:]
         for domain in config.domains {
             var store = try await makeStore(for: domain, vault: vault, config: config, logger: logger)
@@ -95,7 +90,9 @@ struct Serve: AsyncParsableCommand {
             headerTimeout: .milliseconds(Int64(server.headerTimeout * 1000)))
         settings.metricsText = { metrics.emitToString() }
         settings.shutdownGrace = .milliseconds(Int64(server.shutdownGrace * 1000))
-        settings.chunkUploads = try ChunkFolders(root: server.state.appendingPathComponent("uploads"))
+        // Chunks are kept on this instance's disk: with a shared index the
+        // next chunk may reach another instance, so there are none.
+        settings.chunkUploads = config.index == nil ? try ChunkFolders(root: server.state.appendingPathComponent("uploads")) : nil
         let scheme = server.tls ? "https" : "http"
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
         // What the journal holds from before a restart is put right first,
@@ -111,6 +108,13 @@ struct Serve: AsyncParsableCommand {
         // after the grace), so what is reported below is what really waits.
         let ordered = config.domains.compactMap { providers[$0.name] }
         let uploader = Uploader(providers: ordered, grace: settings.shutdownGrace)
+        var services: [any Service] = [uploader, DomainLoop.eagerRefresh(ordered), DomainLoop.hourlyExpiry(ordered)]
+        let heartbeat = index.isShared ? InstanceHeartbeat(index: index, scheme: scheme, host: host, providers: ordered, logger: logger) : nil
+        if let heartbeat {
+            services.append(heartbeat)
+            settings.instances = { try await index.instances() }
+            settings.instanceID = heartbeat.id
+        }
         let notifier = SystemdNotifier()
         let reloader = Reloader(configPath: vaultOptions.config.config, running: config, output: output, certificate: certificate,
                                 providers: providers, live: settings.live, users: users, logger: logger)
@@ -118,7 +122,8 @@ struct Serve: AsyncParsableCommand {
             ReloadSignal(notifier: notifier) { await reloader.reload() },
             SystemdService(notifier: notifier, logger: logger),
         ]
-        try await DAVServer(settings: settings, logger: logger).run(services: [uploader, DomainLoop.eagerRefresh(ordered), DomainLoop.hourlyExpiry(ordered)], companions: companions) { port in
+        try await DAVServer(settings: settings, logger: logger).run(services: services, companions: companions) { port in
+            heartbeat?.listening(on: port)
             let domains = config.domains.map { "\(scheme)://\(host):\(port)/\($0.name)/" }.joined(separator: ", ")
             say("davgate listening on \(scheme)://\(host):\(port)/ serving \(domains)")
             if let failure = notifier.notify("READY=1\nSTATUS=serving \(domains)") {

@@ -26,12 +26,12 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         if offline {
             let config = try loadConfig(server.options.config)
-            let domains = try await Self.readState(config)
+            let (domains, instances) = try await Self.readState(config)
             if json {
-                let body = try ServerStatus.encoder().encode(OfflineStatus(state: config.server.state.path, domains: domains))
+                let body = try ServerStatus.encoder().encode(OfflineStatus(state: config.server.state.path, domains: domains, instances: instances))
                 print(String(decoding: body, as: UTF8.self))
             } else {
-                print(Self.describe(domains, header: "davgate state at \(config.server.state.path) (the server was not asked)", offline: true))
+                print(Self.describe(domains, instances: instances, header: "davgate state at \(config.server.state.path) (the server was not asked)", offline: true))
             }
             return
         }
@@ -43,17 +43,19 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         let status = try ServerStatus.decoder().decode(ServerStatus.self, from: body)
-        print(Self.describe(status.domains, header: "davgate at \(base), up \(Self.duration(status.uptimeSeconds))", offline: false))
+        print(Self.describe(status.domains, instances: status.instances, header: "davgate at \(base), up \(Self.duration(status.uptimeSeconds))", offline: false))
     }
 
     /// `--json --offline`: the domains, and where they were read.
     struct OfflineStatus: Encodable {
         var state: String
         var domains: [DomainStatus]
+        var instances: [InstanceStatus]?
     }
 
-    /// Each configured domain as the index and the cache folder tell it.
-    static func readState(_ config: GatewayConfig) async throws -> [DomainStatus] {
+    /// Each configured domain as the index and the cache folder tell it,
+    /// and with a shared index the instances on it.
+    static func readState(_ config: GatewayConfig) async throws -> (domains: [DomainStatus], instances: [InstanceStatus]?) {
         let index = try await openIndex(config, readingOnly: true, vault: { nil }, logger: Logger(label: "davgate.status"))
         var domains: [DomainStatus] = []
         for domain in config.domains {
@@ -61,11 +63,19 @@ struct StatusCommand: AsyncParsableCommand {
             domains.append(try await DomainStatus.read(domain: domain.name, upstream: "\(domain.upstream)", index: index,
                                                        cacheFolder: cacheFolder, health: .notAsked))
         }
-        return domains
+        return (domains, index.isShared ? try await index.instances() : nil)
     }
 
-    static func describe(_ domains: [DomainStatus], header: String, offline: Bool) -> String {
+    static func describe(_ domains: [DomainStatus], instances: [InstanceStatus]?, header: String, offline: Bool) -> String {
         var lines = [header]
+        if let instances {
+            lines.append("")
+            lines.append("instances on the shared index: \(instances.filter(\.alive).count) alive")
+            lines += instances.map { instance in
+                let state = instance.alive ? "alive, \(instance.uploadsRunning) uploads running" : "NOT ALIVE, last seen \(time(instance.lastSeen))"
+                return "  \(instance.address) (\(instance.id))\(instance.answering ? " [this one]" : ""): \(state), up since \(time(instance.startedAt))"
+            }
+        }
         for domain in domains {
             let health: String
             if offline {

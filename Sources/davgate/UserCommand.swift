@@ -62,7 +62,7 @@ struct UserCommand: ParsableCommand {
 private func openUsers(_ options: ConfigOption) throws -> UserStore {
     let config = try loadConfig(options.config)
     try FileManager.default.createDirectory(at: config.server.state, withIntermediateDirectories: true)
-    return try UserStore(file: config.server.state.appendingPathComponent("users.json"))
+    return try UserStore(file: config.server.usersFile)
 }
 
 private func readPassword(_ fromStdin: Bool) throws -> String {

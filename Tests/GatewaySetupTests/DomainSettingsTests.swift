@@ -51,6 +51,22 @@ struct DomainSettingsTests {
             upstream = "file:../state/upstream"
             """))
         #expect(config.server.vault == folder.path("state/vault.dgv"))
+        #expect(config.server.usersFile == folder.path("state/users.json"))
+    }
+
+    @Test("users_file names a users file outside the state folder (one for instances on a shared index)")
+    func usersFile() throws {
+        let folder = try TemporaryFolder()
+        let config = try GatewayConfig.load(from: try folder.config("""
+            [server]
+            state = "../state"
+            users_file = "../shared/users.json"
+            [[domain]]
+            name = "files"
+            upstream = "file:../state/upstream"
+            """))
+        #expect(config.server.usersFile == folder.path("shared/users.json"))
+        #expect(config.server.state == folder.path("state"))
     }
 
     @Test("bad domain keys are refused with file, key and reason", arguments: [

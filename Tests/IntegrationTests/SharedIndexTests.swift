@@ -3,9 +3,9 @@ import Foundation
 import Testing
 
 /// davgate on a shared index (`[index] url`), a real PostgreSQL 15 started
-/// by the test: what clients wrote outlives the process, one server at a
-/// time runs on it (several are not built yet), and the database's outage
-/// is a 503 a client can retry, never a 500 or a lost write.
+/// by the test: what clients wrote outlives the process, and the
+/// database's outage is a 503 a client can retry, never a 500 or a lost
+/// write. Several instances on one index: `ClusterTests`.
 @Suite("a shared index on a real PostgreSQL", .serialized)
 struct SharedIndexTests {
     static let property = """
@@ -13,8 +13,8 @@ struct SharedIndexTests {
         <Z:colour>teal</Z:colour></D:prop></D:set></D:propertyupdate>
         """
 
-    @Test("items, dead properties and locks outlive the server; a second server on the index refuses to start, and starts once the first is gone")
-    func outlivesTheServerAndIsSole() async throws {
+    @Test("items, dead properties and locks outlive the server")
+    func outlivesTheServer() async throws {
         let postgres = try await PostgresServer(fsync: true)
         try await postgres.createDatabase("shared")
         let url = postgres.url(database: "shared")
@@ -31,11 +31,6 @@ struct SharedIndexTests {
                 return try #require(lock.header("Lock-Token"))
             }
             #expect(try await postgres.psql("SELECT count(*) FROM lock", database: "shared") == "1", "the lock is a row in PostgreSQL")
-
-            let refused = try await Self.startSecondServer(beside: first, index: url)
-            #expect(refused.status != 0)
-            #expect(refused.output.contains("another davgate server is running on the index postgres://davgate@127.0.0.1:\(postgres.port)/shared"),
-                    "\(refused.output)")
 
             first.stop()
             let again = try await DavgateProcess(reuse: first.root, index: url)
@@ -99,23 +94,76 @@ struct SharedIndexTests {
         await postgres.cleanUp()
     }
 
-    /// `davgate serve` of a second server on the same index, with a state
-    /// folder of its own: its exit status and output (it should refuse).
-    static func startSecondServer(beside first: DavgateProcess, index url: String) async throws -> (status: Int32, output: String) {
-        let conf = first.root.appendingPathComponent("second.toml")
-        try """
-            [server]
-            listen = "127.0.0.1:0"
-            tls = false
-            state = "second-state"
+    @Test("uploads in several requests answer 501 on a shared index (the next piece may reach another instance); one Content-Range covering the whole file is a PUT; no chunk folders")
+    func piecesRefused() async throws {
+        let postgres = try await PostgresServer(fsync: false)
+        try await postgres.createDatabase("pieces")
+        let server = try await DavgateProcess(index: postgres.url(database: "pieces"))
+        do {
+            try await withClient(server) { client in
+                let piece = try await client.send("PUT", "/files/p.bin", headers: [("Content-Range", "bytes 0-3/8")], body: "abcd")
+                #expect(piece.status == 501)
+                #expect(piece.text.contains("send the file with one PUT"), "\(piece.text)")
+                #expect(!FileManager.default.fileExists(atPath: server.upstream.appendingPathComponent("p.bin").path))
+                let whole = try await client.send("PUT", "/files/p.bin", headers: [("Content-Range", "bytes 0-7/8")], body: "abcdefgh")
+                #expect([200, 201, 204].contains(whole.status))
+                #expect(try await client.send("GET", "/files/p.bin").text == "abcdefgh")
+                #expect(try await client.send("MKCOL", "/remote.php/dav/uploads/admin/chunks").status == 404)
+            }
+        } catch {
+            print(server.stderr)
+            server.cleanUp()
+            await postgres.cleanUp()
+            throw error
+        }
+        server.cleanUp()
+        await postgres.cleanUp()
+    }
 
-            [index]
-            url = "\(url)"
-
-            [[domain]]
-            name = "files"
-            upstream = "file:var/upstream"
-            """.write(to: conf, atomically: true, encoding: .utf8)
-        return try await runDavgate(["serve", "--config", conf.path])
+    @Test("status.json and the status page of an instance list every instance on the index, alive, and which one answered; a stopped one leaves the list")
+    func instancesInStatus() async throws {
+        let postgres = try await PostgresServer(fsync: false)
+        try await postgres.createDatabase("instances")
+        let url = postgres.url(database: "instances")
+        var servers: [DavgateProcess] = []
+        do {
+            let a = try await DavgateProcess(index: url)
+            servers.append(a)
+            let b = try await DavgateProcess(index: url)
+            servers.append(b)
+            func instances() async throws -> [[String: Any]] {
+                var listed: [[String: Any]] = []
+                try await withClient(a) { client in
+                    let body = try await client.send("GET", "/.davgate/status.json").text
+                    let json = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+                    listed = try #require(json["instances"] as? [[String: Any]], "\(body)")
+                }
+                return listed
+            }
+            // Each beats at start and every 2 s; its address once it listens.
+            var listed: [[String: Any]] = []
+            for _ in 0..<50 {
+                listed = try await instances()
+                if listed.count == 2, !listed.contains(where: { ($0["address"] as? String)?.hasSuffix(":?") != false }) { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(listed.count == 2)
+            #expect(listed.allSatisfy { $0["alive"] as? Bool == true })
+            #expect(listed.filter { $0["answering"] as? Bool == true }.count == 1)
+            #expect(Set(listed.compactMap { $0["address"] as? String }) == ["https://127.0.0.1:\(a.port)", "https://127.0.0.1:\(b.port)"])
+            try await withClient(a) { client in
+                let page = try await client.send("GET", "/.davgate/status").text
+                #expect(page.contains("Instances on the shared index: 2 alive"))
+            }
+            #expect(try await b.terminate(timeout: .seconds(20)) == 0)
+            #expect(try await instances().count == 1, "a stopped instance removes its row")
+        } catch {
+            for server in servers { print(server.stderr) }
+            servers.forEach { $0.cleanUp() }
+            await postgres.cleanUp()
+            throw error
+        }
+        servers.forEach { $0.cleanUp() }
+        await postgres.cleanUp()
     }
 }

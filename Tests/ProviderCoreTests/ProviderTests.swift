@@ -43,10 +43,15 @@ struct Fixture {
     /// A PUT of `text`; `inline`, its bytes also handed over for the
     /// journal, as the server does with a small write-back body.
     func put(_ text: String, at path: ItemPath, inline: Bool = false) async throws -> Item {
+        try await provider.write(try request(text, at: path, inline: inline)).item
+    }
+
+    /// The request of a PUT of `text`, its body in a write file.
+    func request(_ text: String, at path: ItemPath, inline: Bool = false) throws -> WriteRequest {
         let file = provider.newWriteFile()
         try text.write(to: file, atomically: false, encoding: .utf8)
-        return try await provider.write(WriteRequest(path: path, file: file, size: Int64(text.utf8.count), conditions: .unconditional,
-                                                     content: inline ? Data(text.utf8) : nil)).item
+        return WriteRequest(path: path, file: file, size: Int64(text.utf8.count), conditions: .unconditional,
+                            content: inline ? Data(text.utf8) : nil)
     }
 
     func cleanUp() { try? FileManager.default.removeItem(at: root) }

@@ -80,7 +80,13 @@ struct ServiceExchange {
         for name in settings.domains.keys.sorted() where settings.permission(of: user, in: name) != nil {
             domains.append(try await settings.domains[name]!.status())
         }
-        return ServerStatus(startedAt: settings.startedAt, uptimeSeconds: Int(Date().timeIntervalSince(settings.startedAt)), domains: domains)
+        let instances = try await settings.instances?().map { instance in
+            var instance = instance
+            instance.answering = instance.id == settings.instanceID
+            return instance
+        }
+        return ServerStatus(startedAt: settings.startedAt, uptimeSeconds: Int(Date().timeIntervalSince(settings.startedAt)), domains: domains,
+                            instances: instances)
     }
 }
 
@@ -89,6 +95,8 @@ public struct ServerStatus: Codable, Sendable {
     public var startedAt: Date
     public var uptimeSeconds: Int
     public var domains: [DomainStatus]
+    /// With a shared index, every instance on it; absent otherwise.
+    public var instances: [InstanceStatus]?
 
     /// The coders of the JSON form: ISO 8601 dates, snake_case keys.
     public static func encoder() -> JSONEncoder {

@@ -24,8 +24,19 @@ enum StatusPage {
         return entry + "</li>"
     }
 
+    /// With a shared index: the instances on it.
+    static func instances(_ instances: [InstanceStatus]) -> String {
+        let rows = instances.map { instance in
+            let state = instance.alive ? "<span class=\"state state-materialized\">alive</span> \(count(instance.uploadsRunning, "upload")) running"
+                : "<span class=\"state state-conflict\">not alive</span> last seen \(BrowserPage.shortDate(instance.lastSeen))"
+            return "<tr data-instance=\"\(XMLEscaping.attribute(instance.id))\"><th>\(XMLEscaping.text(instance.address))\(instance.answering ? " (this one)" : "")</th>"
+                + "<td>\(state) · up since \(BrowserPage.shortDate(instance.startedAt)) · \(XMLEscaping.text(instance.id))</td></tr>"
+        }
+        return "<section class=\"instances\"><h2>Instances on the shared index: \(instances.filter(\.alive).count) alive</h2><table>\(rows.joined())</table></section>\n"
+    }
+
     static func html(_ status: ServerStatus) -> String {
-        var body = ""
+        var body = status.instances.map(instances) ?? ""
         for domain in status.domains {
             let health: String
             if domain.health.failing {

@@ -14,6 +14,10 @@ import NIOConcurrencyHelpers
 ///
 /// A change may list folders itself (the trash's, on the way to it): its
 /// own readings do not count it as running (`currentChange`).
+///
+/// With a shared index, other instances' changes count too: a reading
+/// carries the index's stamp (`NamespaceStamp`), which the index checks
+/// again in the transaction that applies the listing.
 final class NamespaceClock: Sendable {
     /// The change the task runs in (inherited by the tasks it starts, which
     /// may outlive it: a change is matched by its number, not assumed).
@@ -22,6 +26,8 @@ final class NamespaceClock: Sendable {
     struct Reading: Equatable, Sendable {
         fileprivate let generation: UInt64
         fileprivate let quiet: Bool
+        /// The shared index's clock when it was taken (nil: no shared index).
+        let shared: NamespaceStamp?
         /// Whether no change (but the reader's own) was running when it was taken.
         var isQuiet: Bool { quiet }
     }
@@ -34,10 +40,15 @@ final class NamespaceClock: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    func read() -> Reading {
+    /// `shared`: the shared index's clock, read just before. An odd one is
+    /// a change running on some instance; when this task's own change runs,
+    /// it is that one (a change holds the domain's turn on every instance).
+    func read(shared: NamespaceStamp? = nil) -> Reading {
         let own = Self.currentChange
         return state.withLockedValue { state in
-            Reading(generation: state.generation, quiet: state.running.allSatisfy { $0 == own })
+            let ownRunning = own.map { state.running.contains($0) } ?? false
+            let sharedQuiet = !(shared?.changeRunning ?? false) || ownRunning
+            return Reading(generation: state.generation, quiet: sharedQuiet && state.running.allSatisfy { $0 == own }, shared: shared)
         }
     }
 
@@ -48,13 +59,14 @@ final class NamespaceClock: Sendable {
     /// folder's single flight), and a folder never listed must answer
     /// something; that narrow race is the one every reading had before this
     /// clock looked at running changes.
-    func quietReading(limit: Duration = .seconds(2)) async -> Reading {
+    /// `read` takes a reading (with the shared index's clock, when there is one).
+    static func quietReading(limit: Duration = .seconds(2), _ read: () async throws -> Reading) async throws -> Reading {
         let deadline = ContinuousClock.now + limit
-        var reading = read()
+        var reading = try await read()
         while !reading.isQuiet {
-            guard ContinuousClock.now < deadline else { return Reading(generation: reading.generation, quiet: true) }
-            try? await Task.sleep(for: .milliseconds(10))
-            reading = read()
+            guard ContinuousClock.now < deadline else { return Reading(generation: reading.generation, quiet: true, shared: reading.shared) }
+            try? await Task.sleep(for: .milliseconds(reading.shared == nil ? 10 : 50))
+            reading = try await read()
         }
         return reading
     }

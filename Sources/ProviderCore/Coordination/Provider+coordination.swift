@@ -7,6 +7,9 @@
 ///    commit of a write (each checked against its `WriteConditions` inside
 ///    it) and the grant of a new lock, one at a time. Write-through uploads
 ///    run under it; write-back commits are a rename and a transaction.
+///    With a shared index, the domain's turn among instances is taken
+///    inside it (`IndexStore.withDomainTurn`), and a folder's listing
+///    turn inside a listing's single flight.
 /// 2. `uploadSlots`: one upload per item, a DELETE holding its items.
 /// 3. `listingApplication`: a listing's generation check with its
 ///    application, and an upload's generation bump.
@@ -26,7 +29,8 @@ extension Provider {
         let outcome: Result<T, any Error>
         do {
             outcome = .success(try await DurabilityScope.$current.withValue(scope) {
-                try await mutations.withLock(body)
+                // One waiter per instance asks the shared index for the turn.
+                try await mutations.withLock { try await index.withDomainTurn(domain: domain, body) }
             })
         } catch {
             outcome = .failure(error)

@@ -21,6 +21,19 @@ extension IndexStore {
     }
 
     func markListed(id: Int64) async throws { try await markListed(id: id, at: Date()) }
+
+    func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64) async throws -> ListingEffects {
+        try await applyListingPage(folder: folder, domain: domain, entries: entries, pass: pass, namespace: nil)
+    }
+
+    func finishListing(folder: Int64, pass: Int64, version: String?) async throws -> [Int64] {
+        try await finishListing(folder: folder, pass: pass, version: version, namespace: nil)
+    }
+
+    func applyUpstreamChanges(domain: String, present: [(path: ItemPath, entry: UpstreamEntry)], removed: [ItemPath],
+                              position: String, last: Bool) async throws -> ListingEffects {
+        try await applyUpstreamChanges(domain: domain, present: present, removed: removed, position: position, last: last, namespace: nil)
+    }
     func keptItems(domain: String) async throws -> Set<Int64> { try await keptItems(domain: domain, now: Date()) }
     func hasLiveLocks() async throws -> Bool { try await hasLiveLocks(now: Date()) }
     func locksCovering(ancestry: [Int64]) async throws -> [Lock] { try await locksCovering(ancestry: ancestry, now: Date()) }

@@ -34,8 +34,11 @@ protocol IndexStore: Sendable {
     @discardableResult
     func updateContent(id: Int64, entry: UpstreamEntry, event: ItemStateMachine.Event, checksum: String?) async throws -> Item
     func markListed(id: Int64, at date: Date) async throws
-    func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64) async throws -> ListingEffects
-    func finishListing(folder: Int64, pass: Int64, version: String?) async throws -> [Int64]
+    /// `namespace`: applied only while the shared clock still reads it
+    /// (nil: no shared clock to check); otherwise `NamespaceChangedWhileListing`.
+    func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64,
+                          namespace: NamespaceStamp?) async throws -> ListingEffects
+    func finishListing(folder: Int64, pass: Int64, version: String?, namespace: NamespaceStamp?) async throws -> [Int64]
     func delete(id: Int64) async throws -> [Int64]
     func move(id: Int64, to parent: Int64, name: String, entry: UpstreamEntry) async throws -> Item
     func resetDomain(_ domain: String) async throws -> Int
@@ -98,7 +101,7 @@ protocol IndexStore: Sendable {
     func startUpstreamFeed(domain: String, at state: UpstreamFeedState) async throws
     func forgetUpstreamFeed(domain: String) async throws
     func applyUpstreamChanges(domain: String, present: [(path: ItemPath, entry: UpstreamEntry)], removed: [ItemPath],
-                              position: String, last: Bool) async throws -> ListingEffects
+                              position: String, last: Bool, namespace: NamespaceStamp?) async throws -> ListingEffects
 
     // MARK: Trash
     func trashEntries(domain: String) async throws -> [TrashEntry]
@@ -114,4 +117,28 @@ protocol IndexStore: Sendable {
     /// Returns once every write committed before the call is durable (the
     /// owner of a `DurabilityScope` calls it after closing the scope).
     func sync() async throws
+
+    // MARK: Coordination between instances (a shared index)
+    // The embedded index serves one process, whose memory coordinates it;
+    // these are then no-ops, and the provider's own locks do the work.
+
+    /// Whether several instances may use the index at once.
+    var isShared: Bool { get }
+
+    /// Runs `body` as the only coordinated writer of the domain among every
+    /// instance on the index (the provider already made it the only one in
+    /// its own process).
+    func withDomainTurn<T>(domain: String, _ body: () async throws -> T) async throws -> T
+    /// Runs `body` as the only listing refresh of `folder` among every
+    /// instance; `waited`: another instance held the turn first, so the
+    /// folder may be fresh by now.
+    func withListingTurn<T>(folder: Int64, _ body: (_ waited: Bool) async throws -> T) async throws -> T
+    /// The domain's shared namespace clock; nil when the index has none.
+    func namespaceStamp(domain: String) async throws -> NamespaceStamp?
+    func moveNamespaceClock(domain: String, _ move: NamespaceMove) async throws
+    /// An instance's heartbeat (`InstanceStatus`).
+    func beat(instance id: String, address: String, started: Date, uploads: Int) async throws
+    func instances() async throws -> [InstanceStatus]
+    /// A stopping instance's last word: it is no longer listed.
+    func leave(instance id: String) async throws
 }

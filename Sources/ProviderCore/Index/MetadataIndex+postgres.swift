@@ -16,15 +16,5 @@ extension MetadataIndex {
     }
 }
 
-extension MetadataIndex {
-    /// For a server: whether it is the only one on this index. Always true
-    /// for the embedded index; on a shared one, false while another server
-    /// runs on it (several servers on one index are not built yet).
-    public func claimSoleServer() async throws -> Bool {
-        guard let shared = store as? PostgresIndex else { return true }
-        return try await shared.claimSoleServer()
-    }
-}
-
 /// Every operation of the protocol is in the `PostgresIndex+*` files.
 extension PostgresIndex: IndexStore {}

@@ -64,3 +64,15 @@ func openFile(_ path: String, _ flags: Int32) throws -> Int32 {
     guard fd >= 0 else { throw ProviderError.local("cannot open \(path): \(String(cString: strerror(errno)))") }
     return fd
 }
+
+/// Whether the files at `a` and `b` hold the same bytes, read a MiB at a
+/// time (never whole), blocking.
+func sameContents(_ a: URL, _ b: URL) throws -> Bool {
+    let (first, second) = (try FileHandle(forReadingFrom: a), try FileHandle(forReadingFrom: b))
+    defer { try? first.close(); try? second.close() }
+    while true {
+        let (x, y) = (try first.read(upToCount: 1 << 20) ?? Data(), try second.read(upToCount: 1 << 20) ?? Data())
+        guard x == y else { return false }
+        if x.isEmpty { return true }
+    }
+}

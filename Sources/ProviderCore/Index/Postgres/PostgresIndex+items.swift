@@ -148,14 +148,19 @@ extension PostgresIndex {
         try await write { t in try await t.execute("UPDATE item SET listed_at = \(date.timeIntervalSince1970) WHERE id = \(id)") }
     }
 
-    func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64) async throws -> ListingEffects {
-        try await write { t in try await t.apply(entries, folder: folder, domain: domain, pass: pass) }
+    func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64,
+                          namespace: NamespaceStamp?) async throws -> ListingEffects {
+        try await write { t in
+            try await t.require(namespace)
+            return try await t.apply(entries, folder: folder, domain: domain, pass: pass)
+        }
     }
 
     /// Ends a paged listing: members no page named are gone upstream (but
     /// what waits to be uploaded stays), and the folder is listed now.
-    func finishListing(folder: Int64, pass: Int64, version: String?) async throws -> [Int64] {
+    func finishListing(folder: Int64, pass: Int64, version: String?, namespace: NamespaceStamp?) async throws -> [Int64] {
         try await write { t in
+            try await t.require(namespace)
             var stale: [Int64] = []
             let unseen = try await t.items("SELECT \(unescaped: Item.columns) FROM item WHERE parent_id = \(folder) AND seen IS DISTINCT FROM \(pass)")
             for item in unseen where !item.dirty {

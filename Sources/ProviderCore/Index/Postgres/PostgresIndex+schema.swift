@@ -14,7 +14,10 @@ import PostgresNIO
 /// - triggers are plpgsql functions; their work is SQLite's.
 /// Three instances starting together migrate one at a time (an advisory lock).
 extension PostgresIndex {
-    static let schemaVersion = "pg1"
+    /// Each step once, in order, in a transaction of its own: `pg1` is
+    /// SQLite's v15, `pg2` what instances share to coordinate.
+    static let migrations: [(version: String, statements: [String])] = [("pg1", baseline), ("pg2", coordination)]
+    static var schemaVersion: String { migrations.last!.version }
     /// Advisory lock keys are (class, key) pairs; see docs/scale-out.md.
     static let migrationLock: Int32 = 7
 
@@ -22,17 +25,18 @@ extension PostgresIndex {
         try await withMigrationLock { transaction in
             try await transaction.execute("CREATE TABLE IF NOT EXISTS schema_version (version text PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())")
             let applied = try await transaction.rows("SELECT version FROM schema_version").map { try $0.decode(String.self) }
-            guard !applied.contains(Self.schemaVersion) else { return }
-            try await transaction.execute("BEGIN")
-            do {
-                for statement in Self.baseline { try await transaction.execute(PostgresQuery(unsafeSQL: statement)) }
-                try await transaction.execute("INSERT INTO schema_version (version) VALUES (\(Self.schemaVersion))")
-                try await transaction.execute("COMMIT")
-            } catch {
-                try? await transaction.execute("ROLLBACK")
-                throw error
+            for (version, statements) in Self.migrations where !applied.contains(version) {
+                try await transaction.execute("BEGIN")
+                do {
+                    for statement in statements { try await transaction.execute(PostgresQuery(unsafeSQL: statement)) }
+                    try await transaction.execute("INSERT INTO schema_version (version) VALUES (\(version))")
+                    try await transaction.execute("COMMIT")
+                } catch {
+                    try? await transaction.execute("ROLLBACK")
+                    throw error
+                }
+                self.logger.info("index schema migrated", metadata: ["database": "\(self.location)", "version": "\(version)"])
             }
-            self.logger.info("index schema created", metadata: ["database": "\(self.location)", "version": "\(Self.schemaVersion)"])
         }
     }
 
@@ -244,5 +248,15 @@ extension PostgresIndex {
         END $$ LANGUAGE plpgsql
         """,
         "CREATE TRIGGER change_raises_tree_versions AFTER INSERT ON change FOR EACH ROW EXECUTE FUNCTION change_raises_tree_versions()",
+    ]
+
+    /// What instances share to coordinate: each domain's namespace clock
+    /// (`NamespaceStamp`), and who is running (`InstanceStatus`).
+    static let coordination: [String] = [
+        "CREATE TABLE domain_state (domain text PRIMARY KEY, generation bigint NOT NULL DEFAULT 0)",
+        """
+        CREATE TABLE instance (id text PRIMARY KEY, address text NOT NULL, started double precision NOT NULL,
+            heartbeat_at double precision NOT NULL, uploads integer NOT NULL DEFAULT 0)
+        """,
     ]
 }

@@ -27,9 +27,10 @@ extension PostgresIndex {
     }
 
     func applyUpstreamChanges(domain: String, present: [(path: ItemPath, entry: UpstreamEntry)], removed: [ItemPath],
-                              position: String, last: Bool) async throws -> ListingEffects {
+                              position: String, last: Bool, namespace: NamespaceStamp?) async throws -> ListingEffects {
         let present = present.map { UpstreamChange(path: $0.path, entry: $0.entry) }
         return try await write { t in
+            try await t.require(namespace)
             guard let coversSince = try await t.first("SELECT covers_since FROM upstream_feed WHERE domain = \(domain)", as: Double.self)
             else { return ListingEffects() }
             var folders = FolderWalk(domain: domain)

@@ -22,8 +22,6 @@ final class PostgresIndex: Sendable {
     let location: PostgresLocation
     /// `client.run()`, which owns the connections; cancelled when the index goes.
     private let running: Task<Void, Never>
-    /// The connection holding the sole server's lock (`claimSoleServer`).
-    let soleServerHolder = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     /// Connects, and creates or checks the schema.
     /// - Parameter readingOnly: open it only to read (`davgate status --offline`):
@@ -53,7 +51,6 @@ final class PostgresIndex: Sendable {
     }
 
     deinit {
-        soleServerHolder.withLockedValue { $0?.cancel() }
         running.cancel()
     }
 
@@ -143,7 +140,7 @@ final class PostgresIndex: Sendable {
     /// gave up. So a lease not had within `leaseTimeout` is given up (the
     /// wait is cancelled) and answered as the index being unavailable; a
     /// leased connection's work is never cut short.
-    private func withConnection<T: Sendable>(_ body: @Sendable @escaping (PostgresConnection) async throws -> T) async throws -> T {
+    func withConnection<T: Sendable>(_ body: @Sendable @escaping (PostgresConnection) async throws -> T) async throws -> T {
         // Who decides first, the pool (a lease) or the timer (a timeout):
         // decided once, under the lock, so a lease granted as the timer
         // fires is either used, never cancelled, or given back unused.

@@ -250,12 +250,14 @@ extension SQLiteIndex {
     /// A folder of any size is listed holding one page at a time. Returns
     /// the ids whose cached content is now stale or gone (for the cache to
     /// delete), and the local files that changed (for the content policy).
-    func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64) async throws -> ListingEffects {
+    /// `namespace` is nil from one process's provider: its own clock covers it.
+    func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64,
+                          namespace: NamespaceStamp?) async throws -> ListingEffects {
         try await write { db in try Self.apply(db, entries, folder: folder, domain: domain, pass: pass) }
     }
 
     /// Ends a paged listing: members no page named are gone upstream.
-    func finishListing(folder: Int64, pass: Int64, version: String?) async throws -> [Int64] {
+    func finishListing(folder: Int64, pass: Int64, version: String?, namespace: NamespaceStamp?) async throws -> [Int64] {
         try await write { db in try Self.sweep(db, folder: folder, pass: pass, version: version) }
     }
 

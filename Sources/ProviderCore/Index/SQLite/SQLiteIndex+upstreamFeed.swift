@@ -44,7 +44,7 @@ extension SQLiteIndex {
     /// skipped: that folder is listed when someone opens it. With `last`,
     /// every listing the feed covers is marked fresh.
     func applyUpstreamChanges(domain: String, present: [(path: ItemPath, entry: UpstreamEntry)], removed: [ItemPath],
-                              position: String, last: Bool) async throws -> ListingEffects {
+                              position: String, last: Bool, namespace: NamespaceStamp?) async throws -> ListingEffects {
         try await write { db in
             guard let coversSince = try Double.fetchOne(db, sql: "SELECT covers_since FROM upstream_feed WHERE domain = ?", arguments: [domain])
             else { return ListingEffects() }
