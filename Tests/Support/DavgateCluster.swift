@@ -5,10 +5,9 @@ import Testing
 /// runs them (docs/scale-out.md, section 5): a PostgreSQL 15 of their own
 /// (fsync on: tests crash it and count what survived) and one `[index]
 /// url`; one upstream folder (`upstream/` here) for the domain `files`; one
-/// users file (the first instance's `users.json`, copied into the others'
-/// state folders before they start, so `admin` has one password); each
-/// instance its own state and cache folders, and write-through, the default
-/// with `[index]`. The instances speak plain HTTP on loopback ports; HAProxy
+/// users file (`users.json` here, `users_file`: the first instance to start
+/// makes `admin` in it); each instance its own state and cache folders, and
+/// write-through, the default with `[index]`. The instances speak plain HTTP on loopback ports; HAProxy
 /// terminates TLS in front of them (its own self-signed certificate) and
 /// balances every request on its own, round robin.
 ///
@@ -24,7 +23,7 @@ public final class DavgateCluster: GatewayEndpoint, @unchecked Sendable {
     /// The `[index] url` every instance has.
     public let indexURL: String
     public let proxy: HAProxyServer
-    /// Holds `upstream/` and each instance's folder (`a/`, `b/`, `c/`).
+    /// Holds `upstream/`, `users.json` and each instance's folder (`a/`, `b/`, `c/`).
     public let root: URL
     /// Each instance's port, kept across restarts.
     public let ports: [Int]
@@ -60,13 +59,11 @@ public final class DavgateCluster: GatewayEndpoint, @unchecked Sendable {
             for name in Self.names {
                 let folder = root.appendingPathComponent(name)
                 if let first = started.first?.process {
-                    // The same users file: the first instance's, before this one starts.
-                    try FileManager.default.createDirectory(at: folder.appendingPathComponent("var"), withIntermediateDirectories: true)
-                    try FileManager.default.copyItem(at: first.state.appendingPathComponent("users.json"),
-                                                     to: folder.appendingPathComponent("var/users.json"))
+                    // Made by the first in the shared users file: the others print no password.
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                     try first.adminPassword.write(to: folder.appendingPathComponent("admin-password"), atomically: true, encoding: .utf8)
                 }
-                started.append(try await Self.start(folder, index: indexURL, upstream: root.appendingPathComponent("upstream"), port: 0))
+                started.append(try await Self.start(folder, in: root, index: indexURL, port: 0))
             }
             let ports = started.map(\.process.port)
             let proxy = try await HAProxyServer(backends: ports, tls: true)
@@ -109,8 +106,7 @@ public final class DavgateCluster: GatewayEndpoint, @unchecked Sendable {
     /// port (killing it first if it runs); returns once it serves.
     public func restart(_ index: Int) async throws {
         kill(index)
-        let member = try await Self.start(root.appendingPathComponent(Self.names[index]), index: indexURL, upstream: upstream,
-                                          port: ports[index])
+        let member = try await Self.start(root.appendingPathComponent(Self.names[index]), in: root, index: indexURL, port: ports[index])
         lock.withLock { members[index] = member }
     }
 
@@ -156,12 +152,13 @@ public final class DavgateCluster: GatewayEndpoint, @unchecked Sendable {
         folderGuard.fire()
     }
 
-    /// One instance in `folder` (made by its first start), plain HTTP on
-    /// loopback with Basic auth allowed, its guard armed.
-    private static func start(_ folder: URL, index: String, upstream: URL,
+    /// One instance in `folder` (made by its first start) of the cluster
+    /// in `root`, plain HTTP on loopback with Basic auth allowed, its guard armed.
+    private static func start(_ folder: URL, in root: URL, index: String,
                               port: Int) async throws -> (process: DavgateProcess, exitGuard: ExitGuard) {
-        let process = try await DavgateProcess(tls: false, allowBasicOverHTTP: true, extraServer: "access_log = true", reuse: folder,
-                                               index: index, upstream: upstream, port: port)
+        let usersFile = root.appendingPathComponent("users.json")
+        let process = try await DavgateProcess(tls: false, allowBasicOverHTTP: true, extraServer: "access_log = true\nusers_file = \"\(usersFile.path)\"",
+                                               reuse: folder, index: index, upstream: root.appendingPathComponent("upstream"), port: port)
         do {
             return (process, try ExitGuard(command: "kill -KILL \(process.pid)"))
         } catch {
