@@ -13,7 +13,7 @@ extension ClusterTests {
         try await withCluster { cluster, clients in
             #expect(try await clients.proxy.send("MKCOL", "/files/kill/").status == 201)
             let writers = ChaosWriters(folder: "kill", writers: 8)
-            let deadline = ContinuousClock.now + .seconds(32)
+            let deadline = ContinuousClock.now + .seconds(26)
             var kills = [0, 0, 0]
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await writers.run(through: cluster, until: deadline) }
@@ -42,23 +42,23 @@ extension ClusterTests {
         try await withCluster { cluster, clients in
             #expect(try await clients.proxy.send("MKCOL", "/files/outage/").status == 201)
             let writers = ChaosWriters(folder: "outage", writers: 8)
-            let deadline = ContinuousClock.now + .seconds(36)
+            let deadline = ContinuousClock.now + .seconds(34)
             var outage: (down: ContinuousClock.Instant, restarting: ContinuousClock.Instant)?
             var probes: [Probe] = []
             var recovered: [Duration?] = [nil, nil, nil]
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await writers.run(through: cluster, until: deadline) }
-                try await Task.sleep(for: .seconds(5))
+                try await Task.sleep(for: .seconds(4))
                 try await cluster.postgres.crash()
                 let down = ContinuousClock.now
                 // Each instance on its own port, a PUT and a listing, all at once, while
                 // the database stays down long enough for an answer to wait for it.
-                let probing = Task { try await Self.probe(clients, after: .seconds(1)) }
+                async let probing = Self.probe(clients, after: .seconds(1))
                 try await Task.sleep(until: down + .seconds(20), clock: .continuous)
                 let restarting = ContinuousClock.now
                 outage = (down, restarting)
                 try await cluster.postgres.start()
-                probes = try await probing.value
+                probes = try await probing
                 // Every instance, not only one of them, finds the database again.
                 for (index, client) in clients.direct.enumerated() {
                     while recovered[index] == nil, ContinuousClock.now < restarting + .seconds(30) {
@@ -135,6 +135,7 @@ extension ClusterTests {
         let acknowledged = await ledger.acknowledged
         let uncertain = await ledger.uncertain
         let unexpected = await ledger.unexpected
+        if !unexpected.isEmpty { print(cluster.diagnostics) }
         #expect(unexpected.isEmpty, "answers no write should get: \(unexpected.prefix(10))")
         #expect(acknowledged.count >= 8 * 5, "the writers were acknowledged \(acknowledged.count) files")
 
