@@ -12,7 +12,8 @@ let indexAccessGroup = IndexSettings.accessGroup
 
 /// Opens the index the configuration names: `index.sqlite` in the state
 /// folder, or the shared PostgreSQL database of `[index]`, its password
-/// from the vault (`vault` is asked only then).
+/// from the vault (`vault` is asked only then), with this instance's
+/// `holdings.sqlite` in the state folder.
 /// - Parameter readingOnly: change nothing, as `davgate status --offline`
 ///   beside a running server.
 func openIndex(_ config: GatewayConfig, readingOnly: Bool = false, vault: () throws -> Vault?, logger: Logger) async throws -> MetadataIndex {
@@ -39,10 +40,12 @@ func openIndex(_ config: GatewayConfig, readingOnly: Bool = false, vault: () thr
         }
         location.password = secret
     }
+    // Which versions this instance's cache holds: its own, beside the cache.
+    let holdings = config.server.state.appendingPathComponent("holdings.sqlite")
     do {
         return readingOnly
-            ? try await MetadataIndex(readingOnly: location, logger: logger)
-            : try await MetadataIndex(postgres: location, logger: logger)
+            ? try await MetadataIndex(readingOnly: location, holdings: holdings, logger: logger)
+            : try await MetadataIndex(postgres: location, holdings: holdings, logger: logger)
     } catch let error as ProviderError {
         throw ValidationError("\(config.file.path): [index] \(location): \(error.description); is the server running and the URL right?")
     }

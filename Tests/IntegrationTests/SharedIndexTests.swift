@@ -1,5 +1,6 @@
 import DavgateTestSupport
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 
 /// davgate on a shared index (`[index] url`), a real PostgreSQL 15 started
@@ -15,13 +16,8 @@ struct SharedIndexTests {
 
     @Test("items, dead properties and locks outlive the server")
     func outlivesTheServer() async throws {
-        let postgres = try await PostgresServer(fsync: true)
-        try await postgres.createDatabase("shared")
-        let url = postgres.url(database: "shared")
-        var servers: [DavgateProcess] = []
-        do {
-            let first = try await DavgateProcess(index: url)
-            servers.append(first)
+        try await Self.withIndex("shared", fsync: true) { postgres, start in
+            let first = try await start(nil)
             #expect(first.stdout.contains("Index: postgres://davgate@127.0.0.1:\(postgres.port)/shared (PostgreSQL)"))
             let token = try await withClient(first) { client in
                 #expect(try await client.send("PUT", "/files/a.txt", body: "hello").status == 201)
@@ -33,8 +29,7 @@ struct SharedIndexTests {
             #expect(try await postgres.psql("SELECT count(*) FROM lock", database: "shared") == "1", "the lock is a row in PostgreSQL")
 
             first.stop()
-            let again = try await DavgateProcess(reuse: first.root, index: url)
-            servers.append(again)
+            let again = try await start(first.root)
             try await withClient(again) { client in
                 #expect(try await client.send("GET", "/files/a.txt").text == "hello")
                 let props = try await client.send("PROPFIND", "/files/a.txt", headers: [("Depth", "0")], body: """
@@ -45,22 +40,13 @@ struct SharedIndexTests {
                 #expect(try await client.send("PUT", "/files/a.txt", body: "other").status == 423, "and it is still enforced")
                 #expect(try await client.send("PUT", "/files/a.txt", headers: [("If", "(\(token))")], body: "mine").status == 204)
             }
-        } catch {
-            for server in servers { print(server.stderr) }
-            servers.forEach { $0.cleanUp() }
-            await postgres.cleanUp()
-            throw error
         }
-        servers.forEach { $0.cleanUp() }
-        await postgres.cleanUp()
     }
 
     @Test("PostgreSQL down: what needs the index answers 503 with Retry-After and a DAV error body, nothing is acknowledged; once it is back, requests succeed")
     func databaseDown() async throws {
-        let postgres = try await PostgresServer(fsync: true)
-        try await postgres.createDatabase("outage")
-        let server = try await DavgateProcess(index: postgres.url(database: "outage"))
-        do {
+        try await Self.withIndex("outage", fsync: true) { postgres, start in
+            let server = try await start(nil)
             try await withClient(server) { client in
                 #expect(try await client.send("PUT", "/files/before.txt", body: "kept").status == 201)
                 try await postgres.stop()
@@ -83,23 +69,13 @@ struct SharedIndexTests {
                 #expect(try await client.send("GET", "/files/before.txt").text == "kept")
                 #expect(try await client.send("PUT", "/files/after.txt", body: "new").status == 201)
             }
-
-        } catch {
-            print(server.stderr)
-            server.cleanUp()
-            await postgres.cleanUp()
-            throw error
         }
-        server.cleanUp()
-        await postgres.cleanUp()
     }
 
     @Test("uploads in several requests answer 501 on a shared index (the next piece may reach another instance); one Content-Range covering the whole file is a PUT; no chunk folders")
     func piecesRefused() async throws {
-        let postgres = try await PostgresServer(fsync: false)
-        try await postgres.createDatabase("pieces")
-        let server = try await DavgateProcess(index: postgres.url(database: "pieces"))
-        do {
+        try await Self.withIndex("pieces") { _, start in
+            let server = try await start(nil)
             try await withClient(server) { client in
                 let piece = try await client.send("PUT", "/files/p.bin", headers: [("Content-Range", "bytes 0-3/8")], body: "abcd")
                 #expect(piece.status == 501)
@@ -110,27 +86,14 @@ struct SharedIndexTests {
                 #expect(try await client.send("GET", "/files/p.bin").text == "abcdefgh")
                 #expect(try await client.send("MKCOL", "/remote.php/dav/uploads/admin/chunks").status == 404)
             }
-        } catch {
-            print(server.stderr)
-            server.cleanUp()
-            await postgres.cleanUp()
-            throw error
         }
-        server.cleanUp()
-        await postgres.cleanUp()
     }
 
     @Test("status.json and the status page of an instance list every instance on the index, alive, and which one answered; a stopped one leaves the list")
     func instancesInStatus() async throws {
-        let postgres = try await PostgresServer(fsync: false)
-        try await postgres.createDatabase("instances")
-        let url = postgres.url(database: "instances")
-        var servers: [DavgateProcess] = []
-        do {
-            let a = try await DavgateProcess(index: url)
-            servers.append(a)
-            let b = try await DavgateProcess(index: url)
-            servers.append(b)
+        try await Self.withIndex("instances") { _, start in
+            let a = try await start(nil)
+            let b = try await start(nil)
             func instances() async throws -> [[String: Any]] {
                 var listed: [[String: Any]] = []
                 try await withClient(a) { client in
@@ -157,13 +120,34 @@ struct SharedIndexTests {
             }
             #expect(try await b.terminate(timeout: .seconds(20)) == 0)
             #expect(try await instances().count == 1, "a stopped instance removes its row")
-        } catch {
-            for server in servers { print(server.stderr) }
-            servers.forEach { $0.cleanUp() }
+        }
+    }
+
+    /// Runs `body` with a PostgreSQL server holding `database` and a way
+    /// to start davgate servers on it (`reuse`: a stopped
+    /// one's folder); every server started is cleaned up after, and its
+    /// log printed when the test threw.
+    static func withIndex(_ database: String, fsync: Bool = false,
+                          _ body: (_ postgres: PostgresServer, _ start: (_ reuse: URL?) async throws -> DavgateProcess) async throws -> Void) async throws {
+        let postgres = try await PostgresServer(fsync: fsync)
+        let servers = NIOLockedValueBox<[DavgateProcess]>([])
+        func cleanUp() async {
+            servers.withLockedValue { $0 }.forEach { $0.cleanUp() }
             await postgres.cleanUp()
+        }
+        do {
+            try await postgres.createDatabase(database)
+            let url = postgres.url(database: database)
+            try await body(postgres) { reuse in
+                let server = try await DavgateProcess(reuse: reuse, index: url)
+                servers.withLockedValue { $0.append(server) }
+                return server
+            }
+        } catch {
+            for server in servers.withLockedValue({ $0 }) { print(server.stderr) }
+            await cleanUp()
             throw error
         }
-        servers.forEach { $0.cleanUp() }
-        await postgres.cleanUp()
+        await cleanUp()
     }
 }

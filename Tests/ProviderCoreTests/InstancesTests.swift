@@ -23,7 +23,8 @@ struct Instances {
         try FileManager.default.createDirectory(at: upstream, withIntermediateDirectories: true)
         let url = try await SharedPostgres.shared.database(for: root.lastPathComponent)
         func instance(_ name: String, store: any UpstreamStore) async throws -> Provider {
-            let index = try await MetadataIndex(postgres: try PostgresLocation(url: url), logger: Logger(label: "instance-\(name)"))
+            let index = try await MetadataIndex(postgres: try PostgresLocation(url: url), holdings: root.appendingPathComponent("holdings-\(name).sqlite"),
+                                                logger: Logger(label: "instance-\(name)"))
             return try Provider(domain: "files", store: store, index: index, cacheFolder: root.appendingPathComponent("cache-\(name)"),
                                 listingTTL: ttl, writeMode: .through, logger: Logger(label: "instance-\(name)"))
         }

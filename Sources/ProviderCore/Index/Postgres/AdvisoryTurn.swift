@@ -33,7 +33,7 @@ struct AdvisoryTurn: Sendable {
             let held = NIOLockedValueBox(false)
             do {
                 try await index.withConnection { connection in
-                    let t = PostgresTransaction(connection: connection, logger: logger)
+                    let t = PostgresTransaction(connection: connection, logger: logger, holdings: index.holdings)
                     var waited = false
                     if try await t.first("SELECT pg_try_advisory_lock(\(kind.rawValue), hashtext(\(key)))", as: Bool.self) != true {
                         waited = true

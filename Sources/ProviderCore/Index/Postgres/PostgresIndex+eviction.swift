@@ -6,10 +6,10 @@ import PostgresNIO
 /// lock) and how to turn a materialized item back into a placeholder
 /// (`SQLiteIndex+eviction.swift`).
 ///
-/// Still the row's `cached_version` and `materialized` state, as in SQLite:
-/// with several instances they are facts of one instance's cache and move
-/// to its own store (docs/scale-out.md §2.8), which these operations will
-/// then read and write instead.
+/// Which content this instance's cache holds is its own holdings' to say
+/// (`LocalHoldings`, docs/scale-out.md §2 row 8), not the shared row's:
+/// one instance evicting its copy changes nothing for another. What is
+/// kept is shared (a policy, a lock, a write waiting for its upload).
 extension PostgresIndex {
     /// Ids of the domain's items that must keep their content: those whose
     /// content policy is `eager`, set or inherited (a member that sets
@@ -42,30 +42,42 @@ extension PostgresIndex {
     /// write landed, a newer version was fetched) or its state is one the
     /// machine does not evict. Returns whether it did; a file whose item is
     /// gone may always go.
+    ///
+    /// Decided as SQLite decides it (`EvictionDecision`), from this
+    /// instance's view: the holdings' entry as the cached version and the
+    /// overlaid state. Evicting changes only the holdings; the shared row
+    /// stays as it is for every other instance. A file whose entry no
+    /// longer equals the row's version (another instance wrote or fetched
+    /// a newer one) is a placeholder here, so it can go (`forget`) and
+    /// never pins stale bytes in the budget.
     func markEvicted(id: Int64, cachedVersion: String?) async throws -> Bool {
-        try await write { transaction in
-            let rows = try await transaction.rows("SELECT state, cached_version FROM item WHERE id = \(id) FOR UPDATE")
-            guard let row = rows.first else { return true }
-            let (state, current) = try row.decode((String, String?).self)
-            let decision = EvictionDecision(state: state, cachedVersion: current, expected: cachedVersion)
-            guard decision != .keep else { return false }
-            if decision == .evict { try await transaction.advance(id: id, on: .evicted) }
-            try await transaction.execute("UPDATE item SET cached_version = NULL WHERE id = \(id)")
-            return true
+        let row = try await read { transaction in
+            try await transaction.rows("SELECT state, upstream_version FROM item WHERE id = \(id)").first
+                .map { try $0.decode((String, String?).self) }
+        }
+        guard let (stored, upstreamVersion) = row else { return true }
+        // Looked at and forgotten in one step of the holdings' writer: a
+        // fetch or a write of this instance recording a new version between
+        // the two would otherwise lose its entry.
+        return try await holdings.forget(id) { held in
+            // A state this davgate does not know stays as stored, and is kept.
+            let seen = StoredState(rawValue: stored).map {
+                LocalHoldings.state(stored: $0, upstreamVersion: upstreamVersion, held: held).rawValue
+            } ?? stored
+            return EvictionDecision(state: seen, cachedVersion: held, expected: cachedVersion) != .keep
         }
     }
 
-    /// The cached version recorded for each of these items the index still
-    /// holds (a nil value: not cached); an id it no longer holds has no key.
+    /// The version this instance's cache holds of each of these items the
+    /// index still holds (a nil value: none known, or a file it cannot
+    /// vouch for); an id it no longer holds has no key.
     func cachedVersions(of ids: [Int64]) async throws -> [Int64: String?] {
         guard !ids.isEmpty else { return [:] }
-        return try await read { transaction in
-            var result: [Int64: String?] = [:]
-            for row in try await transaction.rows("SELECT id, cached_version FROM item WHERE id = ANY(\(ids))") {
-                let (id, version) = try row.decode((Int64, String?).self)
-                result[id] = .some(version)
-            }
-            return result
+        let present = try await read { transaction in
+            try await transaction.rows("SELECT id FROM item WHERE id = ANY(\(ids))").map { try $0.decode(Int64.self) }
         }
+        var result: [Int64: String?] = [:]
+        for id in present { result[id] = .some(holdings.version(of: id)) }
+        return result
     }
 }

@@ -103,44 +103,76 @@ extension PostgresIndex {
         }
     }
 
+    /// A `cachedVersion` (the bytes are in this instance's cache: written
+    /// through, or a conflict copy made here) goes to the holdings once the
+    /// row is committed; the shared row keeps none.
     @discardableResult
     func insertItem(_ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String?, listed: Bool,
                     checksum: String?, conflictCopy: Bool) async throws -> Item {
-        try await write { t in
-            let item = try await t.insert(entry, parent: parent, domain: domain, cachedVersion: cachedVersion, listed: listed,
-                                          state: conflictCopy ? .conflict : nil)
+        let item = try await write { t in
+            let item = try await t.insert(entry, parent: parent, domain: domain, listed: listed, state: conflictCopy ? .conflict : nil)
             guard checksum != nil else { return item }
             try await t.recordChecksum(checksum, of: item.id)
             return try await t.existingItem(id: item.id)
         }
+        guard let cachedVersion, !entry.isFolder else { return item }
+        await holdAfterCommit(cachedVersion, of: item.id)
+        return holdings.overlay(item)
     }
 
+    /// Written through, the new content is in this instance's cache
+    /// already (the provider installs it before it calls this): the old
+    /// entry goes before the transaction, so a commit that fails cannot
+    /// leave it naming the new bytes, and the new one comes after it.
     @discardableResult
     func updateContent(id: Int64, entry: UpstreamEntry, event: ItemStateMachine.Event, checksum: String?) async throws -> Item {
-        let cachedVersion: String? = event == .written(through: true) ? entry.version : nil
-        return try await write { t in
+        let through = event == .written(through: true)
+        if through { try await holdings.forget([id]) }
+        let item = try await write { t in
             try await t.advance(id: id, on: event)
             try await t.execute("""
                 UPDATE item SET size = \(entry.size), modified = \(entry.modified.timeIntervalSince1970), upstream_version = \(entry.version),
-                    cached_version = \(cachedVersion), executable = \(entry.executable), content_version = content_version + 1
+                    cached_version = NULL, executable = \(entry.executable), content_version = content_version + 1
                 WHERE id = \(id)
                 """)
             try await t.recordChecksum(checksum, of: id)
             return try await t.existingItem(id: id)
         }
+        guard through else { return item }
+        await holdAfterCommit(entry.version, of: id)
+        return holdings.overlay(item)
     }
 
+    /// The fetched `version` is in this instance's cache: recorded in its
+    /// holdings if the row still names that version (no write or listing
+    /// moved it on meanwhile). The check needs no lock: should the row move
+    /// on between it and the record, the entry no longer equals the row's
+    /// version, and the item is a placeholder here again.
     func markCached(id: Int64, version: String) async throws -> Bool {
-        try await write { t in
-            guard let row = try await t.rows("SELECT state, upstream_version FROM item WHERE id = \(id) FOR UPDATE").first else { return false }
-            let (state, upstreamVersion) = try row.decode((String, String?).self)
-            guard upstreamVersion == version else { return false }
-            // Content fetched again for an item that is local already keeps its state.
-            if state == StoredState.placeholder.rawValue {
-                try await t.advance(id: id, on: .fetchFinished)
-            }
-            try await t.execute("UPDATE item SET cached_version = \(version) WHERE id = \(id)")
-            return true
+        let current = try await read { t in
+            try await t.rows("SELECT upstream_version FROM item WHERE id = \(id)").first.map { try $0.decode(String?.self) }
+        }
+        guard let current, current == version else { return false }
+        do {
+            try await holdings.record(version, for: id)
+        } catch {
+            // The fetched bytes serve the reader that waits for them; the next read fetches again.
+            logger.warning("holdings: cannot record a fetched version", metadata: ["item": "\(id)", "error": "\(error)"])
+            return false
+        }
+        return true
+    }
+
+    /// Records a version this instance's cache holds once the index has
+    /// committed the row naming it. Not had, it costs a fetch on the next
+    /// read, never stale bytes, so the change that committed is not failed
+    /// for it.
+    func holdAfterCommit(_ version: String, of id: Int64) async {
+        do {
+            try await holdings.record(version, for: id)
+        } catch {
+            logger.warning("holdings: cannot record a cached version; the next read fetches it again",
+                           metadata: ["item": "\(id)", "error": "\(error)"])
         }
     }
 
@@ -172,28 +204,41 @@ extension PostgresIndex {
     }
 
     func delete(id: Int64) async throws -> [Int64] {
-        try await write { t in try await t.deleteSubtree(id: id) }
+        let ids = try await write { t in try await t.deleteSubtree(id: id) }
+        // Ids are never reused, so the entries would match nothing; they go to keep the holdings small.
+        try? await holdings.forget(ids)
+        return ids
     }
 
     /// Re-parents and renames an item (MOVE); locks rooted in the moved
     /// subtree are dropped (RFC 4918 section 7.5).
+    ///
+    /// The store may report the same content under a new version string (a
+    /// rename keeps the inode, not always the version): this instance's
+    /// cached bytes stay valid when they were the current version, so its
+    /// holdings follow. Other instances' entries no longer match the row,
+    /// and they fetch the file again on their next read.
     func move(id: Int64, to parent: Int64, name: String, entry: UpstreamEntry) async throws -> Item {
-        try await write { t in
+        let (item, before) = try await write { t in
             try await t.execute("""
                 WITH RECURSIVE sub(id) AS (SELECT \(id)::bigint UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
                 DELETE FROM lock WHERE item_id IN (SELECT id FROM sub)
                 """)
+            let before = try await t.first("SELECT upstream_version FROM item WHERE id = \(id) FOR UPDATE", as: String?.self) ?? nil
             try await t.execute("UPDATE item SET parent_id = \(parent), name = \(name), modified = \(entry.modified.timeIntervalSince1970) WHERE id = \(id)")
             if !entry.isFolder {
-                // Keep the cached bytes valid when the store reports the same
-                // content under a new version string (a rename keeps the inode).
-                try await t.execute("""
-                    UPDATE item SET cached_version = CASE WHEN cached_version = upstream_version THEN \(entry.version) ELSE cached_version END,
-                        upstream_version = \(entry.version) WHERE id = \(id)
-                    """)
+                try await t.execute("UPDATE item SET cached_version = NULL, upstream_version = \(entry.version) WHERE id = \(id)")
             }
-            return try await t.existingItem(id: id)
+            return (try await t.existingItem(id: id), before)
         }
+        guard !entry.isFolder, let before, before != entry.version else { return item }
+        do {
+            _ = try await holdings.replace(before, with: entry.version, for: id)
+        } catch {
+            logger.warning("holdings: cannot follow a moved file's new version; the next read fetches it again",
+                           metadata: ["item": "\(id)", "error": "\(error)"])
+        }
+        return holdings.overlay(item)
     }
 
     func resetDomain(_ domain: String) async throws -> Int {
@@ -211,17 +256,17 @@ extension PostgresIndex {
 }
 
 extension PostgresTransaction {
-    /// A new row starts as a folder, a placeholder, or materialized when its
-    /// content is cached already (written through, or copied here).
-    func insert(_ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String?, listed: Bool,
-                state: StoredState? = nil) async throws -> Item {
+    /// A new row starts as a folder or a clean file (`placeholder` in the
+    /// shared row: whether content is cached is each instance's holdings'
+    /// business, `PostgresIndex.insertItem`), or in `state`.
+    func insert(_ entry: UpstreamEntry, parent: Int64, domain: String, listed: Bool, state: StoredState? = nil) async throws -> Item {
         let now = Date().timeIntervalSince1970
-        let initial = state ?? (entry.isFolder ? .folder : cachedVersion != nil && cachedVersion == entry.version ? .materialized : .placeholder)
+        let initial = state ?? (entry.isFolder ? .folder : .placeholder)
         let listedAt: Double? = listed ? now : nil
         return try await items("""
-            INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, upstream_version, cached_version, executable, listed_at, state)
+            INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, upstream_version, executable, listed_at, state)
             VALUES (\(domain), \(parent), \(entry.name), \(entry.isFolder), \(entry.isFolder ? 0 : entry.size), \(entry.modified.timeIntervalSince1970),
-                    \(now), \(entry.version), \(cachedVersion), \(entry.executable), \(listedAt), \(initial.rawValue))
+                    \(now), \(entry.version), \(entry.executable), \(listedAt), \(initial.rawValue))
             RETURNING \(unescaped: Item.columns)
             """)[0]
     }
@@ -248,13 +293,16 @@ extension PostgresTransaction {
             var marked = item?.id
             switch ListingDecision(existing: item, entry: entry) {
             case .insert:
-                marked = try await insert(entry, parent: folder, domain: domain, cachedVersion: nil, listed: false).id
+                marked = try await insert(entry, parent: folder, domain: domain, listed: false).id
             case .keepOurs, .unchanged:
                 break
             case .replace:
                 effects.stale += try await deleteSubtree(id: item!.id)
-                marked = try await insert(entry, parent: folder, domain: domain, cachedVersion: nil, listed: false).id
+                marked = try await insert(entry, parent: folder, domain: domain, listed: false).id
             case .newContent:
+                // `item` is as this instance sees it: its cached bytes go
+                // (`stale`); other instances' no longer match the row's
+                // version, so they read the new one and evict the old.
                 let item = item!
                 try await execute("""
                     UPDATE item SET size = \(entry.size), modified = \(entry.modified.timeIntervalSince1970), upstream_version = \(entry.version),

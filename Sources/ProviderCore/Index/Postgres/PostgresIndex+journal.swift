@@ -14,11 +14,13 @@ extension PostgresIndex {
     /// its upload. The basis is the upstream version before the first
     /// pending edit, so a chain of edits uploads as one change. `content`:
     /// the bytes of a small write, kept in the row because the outbox file
-    /// was not fsynced.
+    /// was not fsynced. The cache file is about to take the new bytes:
+    /// this instance's holdings forget the version it held first.
     func recordLocalWrite(existing: Item?, parent: Int64, domain: String, name: String,
                           size: Int64, modified: Date, file: String, content: Data?,
                           checksum: String?) async throws -> Item {
-        try await write { transaction in
+        if let existing { try await holdings.forget([existing.id]) }
+        return try await write { transaction in
             let now = Date().timeIntervalSince1970
             let id: Int64
             let basis: String?
@@ -127,22 +129,26 @@ extension PostgresIndex {
     /// The upload of `entry` arrived as `uploaded`: its rows up to it go,
     /// and the item is clean again unless a newer write came meanwhile (that
     /// one is now based on what we uploaded). Returns the outbox files of the
-    /// rows that went, for the caller to delete.
+    /// rows that went, for the caller to delete. Clean again, the item's
+    /// cache file (this instance's: the uploader reads its own outbox)
+    /// holds the uploaded version, which its holdings take after the commit.
     func completeUpload(_ entry: JournalEntry, uploaded: UpstreamEntry) async throws -> [String] {
-        try await write { transaction in
+        let (files, clean) = try await write { transaction in
             let (files, newer) = try await transaction.settle(entry)
             try await transaction.advance(id: entry.itemID, on: .uploadSucceeded(newerPending: newer > 0))
             if newer == 0 {
                 try await transaction.execute("""
-                    UPDATE item SET upstream_version = \(uploaded.version), cached_version = \(uploaded.version),
+                    UPDATE item SET upstream_version = \(uploaded.version), cached_version = NULL,
                         modified = \(uploaded.modified.timeIntervalSince1970) WHERE id = \(entry.itemID)
                     """)
             } else {
                 try await transaction.execute("UPDATE item SET upstream_version = \(uploaded.version) WHERE id = \(entry.itemID)")
                 try await transaction.execute("UPDATE journal SET basis = \(uploaded.version) WHERE item_id = \(entry.itemID)")
             }
-            return files
+            return (files, newer == 0)
         }
+        if clean { await holdAfterCommit(uploaded.version, of: entry.itemID) }
+        return files
     }
 
     /// Our write lost to a newer upstream version and was kept as a copy:

@@ -22,13 +22,26 @@ final class PostgresIndex: Sendable {
     let location: PostgresLocation
     /// `client.run()`, which owns the connections; cancelled when the index goes.
     private let running: Task<Void, Never>
+    /// What this instance's content cache holds: every item read from the
+    /// shared rows is seen through it (`LocalHoldings.overlay`).
+    let holdings: LocalHoldings
 
     /// Connects, and creates or checks the schema.
-    /// - Parameter readingOnly: open it only to read (`davgate status --offline`):
-    ///   nothing is created, and a schema of another version is an error.
-    init(location: PostgresLocation, readingOnly: Bool = false, logger: Logger) async throws {
+    /// - Parameters:
+    ///   - readingOnly: open it only to read (`davgate status --offline`):
+    ///     nothing is created, and a schema of another version is an error.
+    ///   - holdingsFile: this instance's `LocalHoldings` file; only read
+    ///     when `readingOnly`, and then it may be nil or missing.
+    init(location: PostgresLocation, readingOnly: Bool = false, holdingsFile: URL?, logger: Logger) async throws {
         self.location = location
         self.logger = logger
+        if readingOnly {
+            holdings = LocalHoldings(readingOnly: holdingsFile)
+        } else if let holdingsFile {
+            holdings = try LocalHoldings(file: holdingsFile)
+        } else {
+            preconditionFailure("a shared index opened to write needs this instance's holdings file")
+        }
         var configuration = PostgresClient.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.password,
             database: location.database, tls: try Self.tls(location))
@@ -43,7 +56,10 @@ final class PostgresIndex: Sendable {
         self.client = client
         running = Task { await client.run() }
         do {
-            if readingOnly { try await checkSchema() } else { try await migrate() }
+            if readingOnly { try await checkSchema() } else {
+                try await migrate()
+                try await adoptHoldings()
+            }
         } catch {
             running.cancel()
             throw error
@@ -74,14 +90,14 @@ final class PostgresIndex: Sendable {
     /// One statement's rows, or a few statements that need not agree.
     func read<T: Sendable>(_ body: @Sendable @escaping (PostgresTransaction) async throws -> T) async throws -> T {
         try await withConnection { connection in
-            try await body(PostgresTransaction(connection: connection, logger: self.logger))
+            try await body(PostgresTransaction(connection: connection, logger: self.logger, holdings: self.holdings))
         }
     }
 
     /// Several statements that must see one state of the index.
     func snapshot<T: Sendable>(_ body: @Sendable @escaping (PostgresTransaction) async throws -> T) async throws -> T {
         try await withConnection { connection in
-            let transaction = PostgresTransaction(connection: connection, logger: self.logger)
+            let transaction = PostgresTransaction(connection: connection, logger: self.logger, holdings: self.holdings)
             try await transaction.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             do {
                 let result = try await body(transaction)
@@ -105,7 +121,7 @@ final class PostgresIndex: Sendable {
             attempt += 1
             do {
                 return try await withConnection { connection in
-                    let transaction = PostgresTransaction(connection: connection, logger: self.logger)
+                    let transaction = PostgresTransaction(connection: connection, logger: self.logger, holdings: self.holdings)
                     try await transaction.execute("BEGIN")
                     let result: T
                     do {
@@ -236,6 +252,8 @@ struct TransactionConflict: Error {
 struct PostgresTransaction: Sendable {
     let connection: PostgresConnection
     let logger: Logger
+    /// This instance's cache, which every item decoded here is seen through.
+    let holdings: LocalHoldings
 
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
         var rows: [PostgresRow] = []

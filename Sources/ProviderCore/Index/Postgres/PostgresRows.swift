@@ -47,8 +47,14 @@ extension JournalEntry {
 
 /// Statements several of the index's operations share, inside their transaction.
 extension PostgresTransaction {
+    /// An item row as this instance sees it: every item read from the
+    /// shared index is decoded here, through this cache's holdings.
+    func decode(_ row: PostgresRow) throws -> Item {
+        holdings.overlay(try Item(postgres: row))
+    }
+
     func item(id: Int64) async throws -> Item? {
-        try await rows("SELECT \(unescaped: Item.columns) FROM item WHERE id = \(id)").first.map(Item.init(postgres:))
+        try await rows("SELECT \(unescaped: Item.columns) FROM item WHERE id = \(id)").first.map(decode)
     }
 
     /// An item the transaction has just written, read back: SQLite's
@@ -68,23 +74,31 @@ extension PostgresTransaction {
     }
 
     func items(_ query: PostgresQuery) async throws -> [Item] {
-        try await rows(query).map(Item.init(postgres:))
+        try await rows(query).map(decode)
     }
 
     func child(of parent: Int64, named name: String) async throws -> Item? {
-        try await rows("SELECT \(unescaped: Item.columns) FROM item WHERE parent_id = \(parent) AND name = \(name)").first.map(Item.init(postgres:))
+        try await rows("SELECT \(unescaped: Item.columns) FROM item WHERE parent_id = \(parent) AND name = \(name)").first.map(decode)
     }
 
     /// Moves an item's stored state by `event` through the state machine,
     /// in the caller's transaction (the row locked until it ends); an event
     /// the machine refuses throws, and the transaction rolls back.
+    ///
+    /// The shared row keeps only what is true on every instance: a clean
+    /// file is `placeholder` there, whether or not a cache holds it (each
+    /// instance's holdings say that, `LocalHoldings.overlay`), so the
+    /// machine's `materialized` is stored as `placeholder`. Rows written
+    /// before holdings existed may still say `materialized`, which the
+    /// machine starts from as it is.
     @discardableResult
     func advance(id: Int64, on event: ItemStateMachine.Event) async throws -> ItemStateMachine.Action {
         guard let raw = try await first("SELECT state FROM item WHERE id = \(id) FOR UPDATE", as: String.self) else { return .none }
         var machine = ItemStateMachine(stored: StoredState(rawValue: raw) ?? .placeholder)
         let action = try machine.handle(event)
-        if machine.state.stored.rawValue != raw {
-            try await execute("UPDATE item SET state = \(machine.state.stored.rawValue) WHERE id = \(id)")
+        let shared = machine.state.stored == .materialized ? StoredState.placeholder : machine.state.stored
+        if shared.rawValue != raw {
+            try await execute("UPDATE item SET state = \(shared.rawValue) WHERE id = \(id)")
         }
         return action
     }
