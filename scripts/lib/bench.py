@@ -17,6 +17,11 @@ standard library only), one subcommand each; see the top of scripts/bench.
                               kept-alive connection, each checked against the
                               local file; prints median, p90, max (ms) and the
                               connections opened
+  haproxy-stat SOCKET BACKEND
+                              from HAProxy's stats socket (show stat), a line
+                              per server of BACKEND: its name, the responses
+                              it gave (hrsp_*), of them 5xx, and its
+                              connection and response errors (econ, eresp)
   fsync-floor FOLDER SECONDS WRITERS
                               new 4 KiB files, each fsynced and its folder
                               fsynced, from WRITERS threads for SECONDS;
@@ -27,9 +32,12 @@ standard library only), one subcommand each; see the top of scripts/bench.
 """
 
 import base64
+import csv
 import http.client
+import io
 import math
 import os
+import socket
 import ssl
 import statistics
 import sys
@@ -148,7 +156,7 @@ def put_files(base, user_pass, ca, collection, count, threads):
                     conn.request("PUT", name, body=bytes(body),
                                  headers={**auth, "Content-Type": "application/octet-stream"})
                     answer = conn.getresponse()
-                    answer.read()
+                    reply = answer.read()
                     break
                 except (http.client.RemoteDisconnected, ConnectionError) as error:
                     conn.close()
@@ -156,7 +164,8 @@ def put_files(base, user_pass, ca, collection, count, threads):
                         errors.append(f"PUT {name}: {error}")
                         return
             if answer.status not in (201, 204):
-                errors.append(f"PUT {name} answered {answer.status}")
+                text = reply[:300].decode("utf-8", "replace").replace("\n", " ")
+                errors.append(f"PUT {name} answered {answer.status}: {text}")
                 return
         conn.close()
 
@@ -199,6 +208,23 @@ def get_latency(base, user_pass, ca, local, body):
     times.sort()
     p90 = times[math.ceil(0.9 * len(times)) - 1]
     print(f"{statistics.median(times):.2f} {p90:.2f} {times[-1]:.2f} {len(opened)}")
+
+
+# ------------------------------------------------------------- HAProxy
+def haproxy_stat(sock, backend):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sock)
+    s.sendall(b"show stat\n")
+    data = b""
+    while chunk := s.recv(65536):
+        data += chunk
+    s.close()
+    rows = csv.DictReader(io.StringIO(data.decode().lstrip("# ")))
+    for row in rows:
+        if row["pxname"] != backend or row["svname"] in ("FRONTEND", "BACKEND"):
+            continue
+        answered = sum(int(row[f"hrsp_{c}"] or 0) for c in ("1xx", "2xx", "3xx", "4xx", "5xx", "other"))
+        print(row["svname"], answered, int(row["hrsp_5xx"] or 0), int(row["econ"] or 0), int(row["eresp"] or 0))
 
 
 # ---------------------------------------------------------------- disk
@@ -246,6 +272,7 @@ COMMANDS = {
     "cpu-ticks": cpu_ticks,
     "put-files": put_files,
     "get-latency": get_latency,
+    "haproxy-stat": haproxy_stat,
     "fsync-floor": fsync_floor,
     "make-files": make_files,
 }
