@@ -70,6 +70,10 @@ extension Provider {
         } catch UpstreamFeedError.unsupported {
             noFeed()
             return false
+        } catch is NamespaceChangedWhileListing {
+            // Another instance changed the namespace meanwhile: as a page
+            // found stale here, listed folder by folder this time.
+            return false
         } catch {
             logger.warning("upstream feed: refresh failed, listing folder by folder meanwhile", metadata: ["error": "\(error)"])
             return false

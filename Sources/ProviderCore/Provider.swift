@@ -218,10 +218,16 @@ public final class Provider: Sendable {
                 // The pages so far stand; the next read lists again.
                 return true
             }
-            try await listingApplication.withLock {
-                guard namespaceClock.undisturbed(since: before) else { return }
-                cache.remove(try await index.finishListing(folder: folder.id, pass: pass,
-                                                           version: trustFolderVersions ? version : nil, namespace: before.shared))
+            do {
+                try await listingApplication.withLock {
+                    guard namespaceClock.undisturbed(since: before) else { return }
+                    cache.remove(try await index.finishListing(folder: folder.id, pass: pass,
+                                                               version: trustFolderVersions ? version : nil, namespace: before.shared))
+                }
+            } catch is NamespaceChangedWhileListing {
+                // Another instance changed the namespace meanwhile: no sweep;
+                // the pages applied stand, and the next read lists again.
+                return true
             }
             followContentPolicies(changed: changedLocal.withLockedValue { $0 }, in: folder)
             return true

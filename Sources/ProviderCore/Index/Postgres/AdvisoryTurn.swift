@@ -35,12 +35,13 @@ struct AdvisoryTurn: Sendable {
                 try await index.withConnection { connection in
                     let t = PostgresTransaction(connection: connection, logger: logger, holdings: index.holdings)
                     var waited = false
-                    if try await t.first("SELECT pg_try_advisory_lock(\(kind.rawValue), hashtext(\(key)))", as: Bool.self) != true {
+                    if try await t.first("SELECT pg_try_advisory_lock(\(kind.rawValue), hashtext(\(key)))", as: Bool.self, limit: .seconds(5)) != true {
                         waited = true
                         let milliseconds = Int(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)
                         try await t.execute("SELECT set_config('lock_timeout', \("\(milliseconds)ms"), false)")
                         do {
-                            try await t.execute("SELECT pg_advisory_lock(\(kind.rawValue), hashtext(\(key)))")
+                            try await t.execute("SELECT pg_advisory_lock(\(kind.rawValue), hashtext(\(key)))",
+                                                limit: wait + PostgresTransaction.statementLimit)
                         } catch {
                             try? await t.execute("RESET lock_timeout")
                             throw error

@@ -25,6 +25,8 @@ final class PostgresIndex: Sendable {
     /// What this instance's content cache holds: every item read from the
     /// shared rows is seen through it (`LocalHoldings.overlay`).
     let holdings: LocalHoldings
+    /// Whether the last wait for a connection ran out, and none was had since.
+    let databaseDown = NIOLockedValueBox(false)
 
     /// Connects, and creates or checks the schema.
     /// - Parameters:
@@ -156,44 +158,28 @@ final class PostgresIndex: Sendable {
     /// gave up. So a lease not had within `leaseTimeout` is given up (the
     /// wait is cancelled) and answered as the index being unavailable; a
     /// leased connection's work is never cut short.
+    ///
+    /// Once a wait ran out, the next ones wait only `outageLeaseTimeout`
+    /// until a connection is had again: requests queued behind one another
+    /// (a domain's writes) would otherwise each wait the full time in turn,
+    /// and the last of them minutes for its 503.
     func withConnection<T: Sendable>(_ body: @Sendable @escaping (PostgresConnection) async throws -> T) async throws -> T {
-        // Who decides first, the pool (a lease) or the timer (a timeout):
-        // decided once, under the lock, so a lease granted as the timer
-        // fires is either used, never cancelled, or given back unused.
-        let lease = NIOLockedValueBox(LeaseState.waiting)
-        let work = Task { [client] in
-            try await client.withConnection { connection in
-                let granted = lease.withLockedValue { state in
-                    guard state == .waiting else { return false }
-                    state = .leased
-                    return true
-                }
-                guard granted else { throw CancellationError() }
-                return try await body(connection)
-            }
-        }
-        let timer = Task {
-            try await Task.sleep(for: Self.leaseTimeout)
-            if lease.withLockedValue({ state in
-                guard state == .waiting else { return false }
-                state = .timedOut
-                return true
-            }) { work.cancel() }
-        }
-        defer { timer.cancel() }
+        let timeout = databaseDown.withLockedValue { $0 } ? Self.outageLeaseTimeout : Self.leaseTimeout
         do {
-            // The caller's cancellation stops a wait for a lease, never work on a leased connection.
-            return try await withTaskCancellationHandler { try await work.value } onCancel: {
-                if lease.withLockedValue({ $0 == .waiting }) { work.cancel() }
-            }
-        } catch let error as PSQLError {
-            throw Self.translate(error)
-        } catch where lease.withLockedValue({ $0 == .timedOut }) {
-            throw ProviderError.indexUnavailable("no connection to \(location) within \(Self.leaseTimeout); is the server up, and do the URL's user and database exist?")
+            return try await ConnectionLease.run(client, timeout: timeout, timedOut: LeaseTimedOut(), leased: { [databaseDown] in
+                databaseDown.withLockedValue { $0 = false }
+            }, body)
+        } catch is LeaseTimedOut {
+            databaseDown.withLockedValue { $0 = true }
+            throw ProviderError.indexUnavailable(
+                "no connection to \(location) within \(timeout); is the server up, and do the URL's user and database exist?")
         }
     }
 
-    private enum LeaseState { case waiting, leased, timedOut }
+    private struct LeaseTimedOut: Error {}
+
+    /// How long a wait for a connection lasts while the last one ran out.
+    static let outageLeaseTimeout = Duration.seconds(1)
 
     /// Longer than the server's `lock_timeout` (10 s), so writers queued
     /// on the `feed` row hold their connections without others timing out
@@ -255,17 +241,33 @@ struct PostgresTransaction: Sendable {
     /// This instance's cache, which every item decoded here is seen through.
     let holdings: LocalHoldings
 
-    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+    /// How long one statement may take before its connection is closed
+    /// under it: the server's own lock waits end sooner (`lock_timeout`,
+    /// 10 s); the limit is for a connection the server dropped without
+    /// postgres-nio noticing, where a query was seen to wait for good after
+    /// a database crash, holding its domain's coordination with it
+    /// (ClusterTests). A statement that works longer than this is answered
+    /// as the index being unavailable.
+    static let statementLimit = Duration.seconds(12)
+
+    /// `limit`: longer for a statement that waits on purpose (an advisory lock).
+    func rows(_ query: PostgresQuery, limit: Duration = statementLimit) async throws -> [PostgresRow] {
+        let watchdog = Task { [connection, logger] in
+            guard (try? await Task.sleep(for: limit)) != nil else { return }
+            logger.warning("an index statement had no answer within \(limit); its connection is closed")
+            try? await connection.close()
+        }
+        defer { watchdog.cancel() }
         var rows: [PostgresRow] = []
         for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
         return rows
     }
 
-    func execute(_ query: PostgresQuery) async throws {
-        for try await _ in try await connection.query(query, logger: logger) {}
+    func execute(_ query: PostgresQuery, limit: Duration = statementLimit) async throws {
+        _ = try await rows(query, limit: limit)
     }
 
-    func first<T: PostgresDecodable>(_ query: PostgresQuery, as type: T.Type) async throws -> T? {
-        try await rows(query).first.map { try $0.decode(T.self) }
+    func first<T: PostgresDecodable>(_ query: PostgresQuery, as type: T.Type, limit: Duration = statementLimit) async throws -> T? {
+        try await rows(query, limit: limit).first.map { try $0.decode(T.self) }
     }
 }
