@@ -38,6 +38,16 @@ final class ConnectionLease<T: Sendable>: Sendable {
     private func start(_ continuation: CheckedContinuation<T, any Error>, client: PostgresClient, timeout: Duration,
                        timedOut: any Error, leased: @escaping @Sendable () -> Void,
                        _ body: @Sendable @escaping (PostgresConnection) async throws -> T) {
+        // Stored before the work starts: work that ends at once must find it.
+        let cancelled = state.withLockedValue { state in
+            state.continuation = continuation
+            // Cancelled before this: answered below.
+            return state.phase == .givenUp
+        }
+        if cancelled {
+            answer(.failure(CancellationError()), force: true)
+            return
+        }
         let work = Task {
             do {
                 let result = try await client.withConnection { connection in
@@ -60,13 +70,12 @@ final class ConnectionLease<T: Sendable>: Sendable {
             guard (try? await Task.sleep(for: timeout)) != nil else { return }
             self.giveUp(timedOut)
         }
-        let cancelled = state.withLockedValue { state in
-            state.continuation = continuation
+        let answered = state.withLockedValue { state in
             state.tasks = [work, timer]
-            // Cancelled before the continuation was stored: answered below.
-            return state.phase == .givenUp
+            return state.phase == .answered
         }
-        if cancelled { answer(.failure(CancellationError()), force: true) }
+        // Answered before the tasks were stored: the timer is not needed.
+        if answered { timer.cancel() }
     }
 
     /// Ends the wait for a connection, if it still is one.
