@@ -19,8 +19,8 @@ struct ChaosWriters {
     actor Ledger {
         /// The last acknowledged bytes of each file, by name.
         private(set) var acknowledged: [String: Data] = [:]
-        /// When each acknowledgement came.
-        private(set) var acknowledgedAt: [ContinuousClock.Instant] = []
+        /// Each acknowledged request: when it was sent, and when its answer came.
+        private(set) var acknowledgements: [(sent: ContinuousClock.Instant, answered: ContinuousClock.Instant)] = []
         /// Retried failures: `502`, `503`, `504` or `connection`, counted.
         private(set) var retried: [String: Int] = [:]
         /// Answers no write should get (a 500, a 409, ...), and writes never
@@ -30,9 +30,9 @@ struct ChaosWriters {
         /// reason to retry: what they hold is unknown.
         private(set) var uncertain: Set<String> = []
 
-        func acknowledge(_ name: String, _ data: Data) {
+        func acknowledge(_ name: String, _ data: Data, sent: ContinuousClock.Instant) {
             acknowledged[name] = data
-            acknowledgedAt.append(.now)
+            acknowledgements.append((sent, .now))
         }
 
         func retry(_ reason: String) { retried[reason, default: 0] += 1 }
@@ -91,11 +91,12 @@ struct ChaosWriters {
         let path = "/files/\(folder)/\(name)"
         let giveUp = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < giveUp {
+            let sent = ContinuousClock.now
             do {
                 let reply = try await client.send("PUT", path, bodyData: data)
                 switch reply.status {
                 case 200, 201, 204:
-                    await ledger.acknowledge(name, data)
+                    await ledger.acknowledge(name, data, sent: sent)
                     return true
                 case 502, 503, 504:
                     await ledger.retry("\(reply.status)")

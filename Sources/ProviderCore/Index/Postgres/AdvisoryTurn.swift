@@ -37,16 +37,7 @@ struct AdvisoryTurn: Sendable {
                     var waited = false
                     if try await t.first("SELECT pg_try_advisory_lock(\(kind.rawValue), hashtext(\(key)))", as: Bool.self, limit: .seconds(5)) != true {
                         waited = true
-                        let milliseconds = Int(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)
-                        try await t.execute("SELECT set_config('lock_timeout', \("\(milliseconds)ms"), false)")
-                        do {
-                            try await t.execute("SELECT pg_advisory_lock(\(kind.rawValue), hashtext(\(key)))",
-                                                limit: wait + PostgresTransaction.statementLimit)
-                        } catch {
-                            try? await t.execute("RESET lock_timeout")
-                            throw error
-                        }
-                        try await t.execute("RESET lock_timeout")
+                        try await waitInSlices(t, kind: kind, key: key, until: .now + wait)
                     }
                     held.withLockedValue { $0 = true }
                     announce.yield(.success(waited))
@@ -72,6 +63,36 @@ struct AdvisoryTurn: Sendable {
         // Cancelled while waiting: a turn the holder takes later ends at once.
         release.finish()
         throw CancellationError()
+    }
+
+    /// How long one wait for the lock lasts before it is asked for again.
+    /// A wait is a statement the server answers only when the lock comes,
+    /// and after a database crash a statement on a dropped connection was
+    /// seen never to fail (`PostgresTransaction.statementLimit`): a turn
+    /// waited for in one piece held its request, and every request queued
+    /// behind it on its instance, for the whole wait (ClusterTests'
+    /// PostgreSQL crash). In slices, a lost connection is found within one.
+    static let waitSlice = Duration.seconds(2)
+
+    /// Waits for the lock until `deadline`, one `waitSlice` at a time; the
+    /// server's `lock_timeout` ends each slice, and a slice without any
+    /// answer a little after that has its connection closed.
+    private static func waitInSlices(_ t: PostgresTransaction, kind: Kind, key: String, until deadline: ContinuousClock.Instant) async throws {
+        while true {
+            let slice = min(waitSlice, max(deadline - .now, .milliseconds(1)))
+            let milliseconds = max(1, Int(slice.components.seconds * 1000 + slice.components.attoseconds / 1_000_000_000_000_000))
+            try await t.execute("SELECT set_config('lock_timeout', \("\(milliseconds)ms"), false)")
+            do {
+                try await t.execute("SELECT pg_advisory_lock(\(kind.rawValue), hashtext(\(key)))", limit: slice + .seconds(3))
+                try await t.execute("RESET lock_timeout")
+                return
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" && ContinuousClock.now < deadline {
+                continue
+            } catch {
+                try? await t.execute("RESET lock_timeout", limit: PostgresTransaction.cleanUpLimit)
+                throw error
+            }
+        }
     }
 
     /// Lets the next holder in.

@@ -32,7 +32,7 @@ extension PostgresIndex {
                     try await transaction.execute("INSERT INTO schema_version (version) VALUES (\(version))")
                     try await transaction.execute("COMMIT")
                 } catch {
-                    try? await transaction.execute("ROLLBACK")
+                    await transaction.rollBack()
                     throw error
                 }
                 self.logger.info("index schema migrated", metadata: ["database": "\(self.location)", "version": "\(version)"])

@@ -106,7 +106,7 @@ final class PostgresIndex: Sendable {
                 try await transaction.execute("COMMIT")
                 return result
             } catch {
-                try? await transaction.execute("ROLLBACK")
+                await transaction.rollBack()
                 throw error
             }
         }
@@ -130,7 +130,7 @@ final class PostgresIndex: Sendable {
                         try await transaction.execute("SELECT last_seq FROM feed WHERE id = 1 FOR UPDATE")
                         result = try await body(transaction)
                     } catch {
-                        try? await transaction.execute("ROLLBACK")
+                        await transaction.rollBack()
                         throw error
                     }
                     do {
@@ -241,26 +241,40 @@ struct PostgresTransaction: Sendable {
     /// This instance's cache, which every item decoded here is seen through.
     let holdings: LocalHoldings
 
-    /// How long one statement may take before its connection is closed
-    /// under it: the server's own lock waits end sooner (`lock_timeout`,
-    /// 10 s); the limit is for a connection the server dropped without
-    /// postgres-nio noticing, where a query was seen to wait for good after
-    /// a database crash, holding its domain's coordination with it
-    /// (ClusterTests). A statement that works longer than this is answered
-    /// as the index being unavailable.
+    /// How long one statement may take before it is answered as the index
+    /// being unavailable and its connection is closed: the server's own
+    /// lock waits end sooner (`lock_timeout`, 10 s); the limit is for a
+    /// connection the server dropped without postgres-nio answering the
+    /// statement on it (`StatementDeadline`).
     static let statementLimit = Duration.seconds(12)
 
     /// `limit`: longer for a statement that waits on purpose (an advisory lock).
+    /// On a connection already closed (a statement before it ran out of
+    /// time, the server dropped it) nothing more is sent: a `ROLLBACK` after
+    /// a lost connection is answered at once instead of waiting its limit.
     func rows(_ query: PostgresQuery, limit: Duration = statementLimit) async throws -> [PostgresRow] {
-        let watchdog = Task { [connection, logger] in
-            guard (try? await Task.sleep(for: limit)) != nil else { return }
+        guard !connection.isClosed else {
+            throw ProviderError.indexUnavailable("the connection to the index database was lost")
+        }
+        return try await StatementDeadline.run(limit: limit, timedOut: {
+            ProviderError.indexUnavailable("the index database did not answer a statement within \(limit)")
+        }, expired: { [connection, logger] in
             logger.warning("an index statement had no answer within \(limit); its connection is closed")
             try? await connection.close()
+        }) { [connection, logger] in
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
+            return rows
         }
-        defer { watchdog.cancel() }
-        var rows: [PostgresRow] = []
-        for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
-        return rows
+    }
+
+    /// How long a statement that only cleans up after a failure may take:
+    /// the failure was often the connection's loss.
+    static let cleanUpLimit = Duration.seconds(3)
+
+    /// Ends the transaction after a failure; a failure of its own changes nothing.
+    func rollBack() async {
+        try? await execute("ROLLBACK", limit: Self.cleanUpLimit)
     }
 
     func execute(_ query: PostgresQuery, limit: Duration = statementLimit) async throws {
