@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import NIOConcurrencyHelpers
 @testable import ProviderCore
 import Testing
@@ -10,77 +9,9 @@ import Testing
 /// instance's fact (docs/scale-out.md §2 row 8), never the shared row's.
 @Suite("LocalHoldings: two instances' caches on one shared index")
 struct LocalHoldingsTests {
-    /// Instances `a` and `b`; `open` makes another one on the same index.
-    struct Cluster {
-        let root: URL
-        let upstream: URL
-        let a: Instance
-        let b: Instance
-
-        struct Instance {
-            let store: FaultyStore
-            let provider: Provider
-            let holdings: URL
-
-            /// Fetches of this instance from the upstream so far.
-            var fetches: Int { store.fetchCount.withLockedValue { $0 } }
-
-            func item(_ name: String) async throws -> Item { try #require(try await provider.item(at: [name])) }
-
-            /// Reads the file as a GET does: its bytes, and whether they came from the cache.
-            func read(_ name: String) async throws -> String {
-                let item = try await item(name)
-                let (_, file, lease) = try await provider.contents(of: item, at: [name])
-                defer { withExtendedLifetime(lease) {} }
-                return try String(contentsOf: file, encoding: .utf8)
-            }
-
-            /// A PUT (write-through, the cluster's only write mode).
-            func put(_ text: String, at name: String) async throws {
-                let file = provider.newWriteFile()
-                try text.write(to: file, atomically: false, encoding: .utf8)
-                _ = try await provider.write(WriteRequest(path: [name], file: file, size: Int64(text.utf8.count), conditions: .unconditional))
-            }
-
-            func holdsFile(_ name: String) async throws -> Bool {
-                provider.cache.hasFile(for: try await item(name).id)
-            }
-        }
-
-        init() async throws {
-            root = FileManager.default.temporaryDirectory.appendingPathComponent("holdings-\(UUID().uuidString)")
-            upstream = root.appendingPathComponent("upstream")
-            try FileManager.default.createDirectory(at: upstream, withIntermediateDirectories: true)
-            a = try await Self.open("a", root: root, upstream: upstream)
-            b = try await Self.open("b", root: root, upstream: upstream)
-        }
-
-        /// An instance named `name`: its cache and holdings in their own
-        /// folder; opened again, it finds what it left there.
-        static func open(_ name: String, root: URL, upstream: URL, budget: CacheBudget = CacheBudget()) async throws -> Instance {
-            let folder = root.appendingPathComponent(name)
-            let holdings = folder.appendingPathComponent("holdings.sqlite")
-            let store = FaultyStore(root: upstream)
-            let index = try await TestIndex.openPostgres(in: root, holdings: holdings)
-            let provider = try Provider(domain: "files", store: store, index: index, cacheFolder: folder.appendingPathComponent("cache"),
-                                        listingTTL: 600, budget: budget, logger: Logger(label: "test.\(name)"))
-            return Instance(store: store, provider: provider, holdings: holdings)
-        }
-
-        func open(_ name: String, budget: CacheBudget = CacheBudget()) async throws -> Instance {
-            try await Self.open(name, root: root, upstream: upstream, budget: budget)
-        }
-
-        func write(_ text: String, _ name: String) throws {
-            try text.write(to: upstream.appendingPathComponent(name), atomically: true, encoding: .utf8)
-        }
-
-        func cleanUp() { try? FileManager.default.removeItem(at: root) }
-    }
-
     @Test("B caches version 1, A writes version 2 through: B's next read serves version 2, not its cached bytes")
     func writeThroughAnotherInstance() async throws {
-        let c = try await Cluster()
+        let c = try await SharedIndexInstances(ttl: 600)
         defer { c.cleanUp() }
         try c.write("version 1", "a.txt")
         #expect(try await c.b.read("a.txt") == "version 1")
@@ -100,7 +31,7 @@ struct LocalHoldingsTests {
 
     @Test("one instance evicting its copy neither makes the other fetch again nor changes its state, either way round")
     func evictionIsPerInstance() async throws {
-        let c = try await Cluster()
+        let c = try await SharedIndexInstances(ttl: 600)
         defer { c.cleanUp() }
         try c.write("shared", "a.txt")
         #expect(try await c.a.read("a.txt") == "shared")
@@ -125,7 +56,7 @@ struct LocalHoldingsTests {
 
     @Test("a copy another instance's write made stale counts against the cache's budget and is evicted, the writer's copy kept")
     func staleCopiesAreEvicted() async throws {
-        let c = try await Cluster()
+        let c = try await SharedIndexInstances(ttl: 600)
         defer { c.cleanUp() }
         let big = String(repeating: "1", count: 100_000)
         try c.write(big, "old.txt")
@@ -147,7 +78,7 @@ struct LocalHoldingsTests {
 
     @Test("holdings survive reopening the index: a restarted instance serves what its cache holds; a new one holds nothing")
     func holdingsSurviveRestart() async throws {
-        let c = try await Cluster()
+        let c = try await SharedIndexInstances(ttl: 600)
         defer { c.cleanUp() }
         try c.write("kept", "a.txt")
         #expect(try await c.a.read("a.txt") == "kept")
@@ -165,7 +96,7 @@ struct LocalHoldingsTests {
 
     @Test("holdings kept for another database are dropped when the file is opened against this one")
     func holdingsBelongToOneDatabase() async throws {
-        let c = try await Cluster()
+        let c = try await SharedIndexInstances(ttl: 600)
         defer { c.cleanUp() }
         try c.write("kept", "a.txt")
         #expect(try await c.a.read("a.txt") == "kept")
