@@ -5,7 +5,7 @@ import Testing
 
 /// What instances must see of each other's work at once: a namespace
 /// change on one stops another's listing refresh from undoing it, and a
-/// lock granted on one waits for a write another is committing.
+/// lock granted or a DELETE on one waits for a write another is committing.
 @Suite("two instances on one shared index")
 struct InstancesTests {
     @Test("a refresh on B that runs while A's PUT reached the upstream and not yet the index changes nothing; the PUT lands as one item")
@@ -56,6 +56,32 @@ struct InstancesTests {
         #expect(!grantedDuringUpload.isSet, "no lock was granted while A's write was committing")
         #expect(try await f.a.provider.locks(covering: try #require(try await f.a.provider.item(at: ["a.txt"]))).map(\.token) == [lock.token])
         #expect(try String(contentsOf: f.upstream.appendingPathComponent("a.txt"), encoding: .utf8) == "v2")
+    }
+
+    @Test("a DELETE through B asked while A's PUT of the file is between its upload and its commit waits for the commit, then removes the file everywhere")
+    func deleteWaitsForAnotherInstancesWrite() async throws {
+        let f = try await SharedIndexInstances(ttl: 0)
+        defer { f.cleanUp() }
+        try await f.a.put("v1", at: "a.txt")
+        let upstreamFile = f.upstream.appendingPathComponent("a.txt")
+        let b = f.b.provider
+        let deletion = NIOLockedValueBox<Task<Void, any Error>?>(nil)
+        let deletedDuringWrite = NIOLockedFlag()
+        f.a.store.afterUpload.withLockedValue {
+            $0 = { path in
+                guard path == ["a.txt"], deletion.withLockedValue({ $0 }) == nil else { return }
+                deletion.withLockedValue { $0 = Task { try await b.delete(at: ["a.txt"]) } }
+                // Long enough for a DELETE that does not wait to land.
+                try await Task.sleep(for: .milliseconds(500))
+                if !FileManager.default.fileExists(atPath: upstreamFile.path) { _ = deletedDuringWrite.set() }
+            }
+        }
+        try await f.a.put("v2", at: "a.txt")
+        try await #require(deletion.withLockedValue { $0 }).value
+        #expect(!deletedDuringWrite.isSet, "B's DELETE did not run while A's write was committing")
+        #expect(!FileManager.default.fileExists(atPath: upstreamFile.path), "the DELETE, after the write, removed the file upstream")
+        #expect(try await f.a.provider.item(at: ["a.txt"]) == nil)
+        #expect(try await f.b.provider.item(at: ["a.txt"]) == nil)
     }
 
     @Test("A and B refreshing one stale folder at once ask the upstream once: the second uses the first's listing")

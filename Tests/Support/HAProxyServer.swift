@@ -13,10 +13,10 @@ import Glibc
 /// service; an ``ExitGuard`` kills it and removes its folder if this
 /// process ends while it runs.
 ///
-/// A backend is checked with `OPTIONS /` every 500 ms: any status from 200
-/// to 499 is healthy (davgate answers OPTIONS without credentials, but a
-/// 401 or 404 would still show an instance that is up and serving), two
-/// failures take it out, one success brings it back.
+/// Configured by the repository's `conf/haproxy-cluster.cfg`, which says
+/// why each setting is there: a backend is checked with `OPTIONS /` every
+/// 500 ms, any status from 200 to 499 is healthy, two failures take it
+/// out, one success brings it back.
 public final class HAProxyServer: Sendable {
     public let folder: URL
     public let port: Int
@@ -32,6 +32,18 @@ public final class HAProxyServer: Sendable {
     public var log: URL { folder.appendingPathComponent("haproxy.log") }
     private let pid: pid_t
     private let exitGuard: ExitGuard
+
+    /// The repository's `conf/haproxy-cluster.cfg`, filled in: what the
+    /// README shows and `scripts/bench --cluster` runs, so the tests check
+    /// the configuration users are told to use.
+    static func configuration(bind: String, servers: [String]) throws -> String {
+        let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../conf/haproxy-cluster.cfg").standardizedFileURL
+        return try String(contentsOf: template, encoding: .utf8)
+            .replacingOccurrences(of: "{{GLOBAL}}\n", with: "")
+            .replacingOccurrences(of: "{{BIND}}", with: bind)
+            .replacingOccurrences(of: "{{SERVERS}}", with: servers.joined(separator: "\n"))
+    }
 
     /// Starts HAProxy; returns once it accepts connections.
     /// - Parameters: `backends` are the ports of servers on 127.0.0.1 that
@@ -85,40 +97,8 @@ public final class HAProxyServer: Sendable {
         var lastError = ""
         for _ in 0..<5 {
             let port = try ApacheServer.freePort()
-            let servers = backends.enumerated().map { index, backend in
-                "    server b\(index) 127.0.0.1:\(backend) check inter 500ms fall 2 rise 1"
-            }.joined(separator: "\n")
-            // noreuseport: without it HAProxy binds with SO_REUSEPORT and
-            // shares a port another process took meanwhile instead of failing.
-            // retry-on conn-failure retries only a request whose connection
-            // to a backend was never made, so never a half-sent PUT; and
-            // redispatch sends the last retry to another backend: a backend
-            // that has just died but is not yet marked down (up to 1 s with
-            // these checks) costs a request a second, not a 503.
-            let config = """
-                global
-                    maxconn 1000
-                    noreuseport
-                defaults
-                    mode http
-                    timeout connect 5s
-                    timeout client 300s
-                    timeout server 300s
-                    option http-keep-alive
-                    retries 3
-                    retry-on conn-failure
-                    option redispatch
-                frontend front
-                    bind 127.0.0.1:\(port)\(bind)
-                    default_backend instances
-                backend instances
-                    balance roundrobin
-                    http-reuse safe
-                    option httpchk OPTIONS /
-                    http-check expect status 200-499
-                \(servers)
-
-                """
+            let servers = backends.enumerated().map { index, backend in "    server b\(index) 127.0.0.1:\(backend)" }
+            let config = try Self.configuration(bind: "127.0.0.1:\(port)\(bind)", servers: servers)
             try config.write(to: configFile, atomically: true, encoding: .utf8)
             let logStart = (try? Data(contentsOf: log).count) ?? 0
             let pid = try ChildProcess.spawn(haproxy, ["-f", configFile.path, "-db"], stdin: .nowhere, stdout: .file(log),

@@ -113,8 +113,8 @@ start_instance() {
 }
 
 # ----------------------------------------------------------------- HAProxy
-# start_haproxy NAME PORT...: HAProxy as the tests run it (Tests/Support/
-# HAProxyServer.swift: HTTP mode, round robin, http-reuse safe, OPTIONS
+# start_haproxy NAME PORT...: HAProxy as the tests run it
+# (conf/haproxy-cluster.cfg: HTTP mode, round robin, http-reuse safe, OPTIONS
 # health checks every 500 ms, retry-on conn-failure with redispatch), TLS
 # on a free port with the bench's certificate ($WORK/haproxy/front.pem), a
 # stats socket in $WORK/NAME-haproxy. Sets PROXY_PORT.
@@ -122,33 +122,17 @@ start_haproxy() {
     local name=$1; shift
     local dir="$WORK/$name-haproxy" servers="" i=0 port
     mkdir -p "$dir"
-    for port in "$@"; do servers+="    server b$i 127.0.0.1:$port check inter 500ms fall 2 rise 1"$'\n'; i=$(( i + 1 )); done
+    for port in "$@"; do servers+="    server b$i 127.0.0.1:$port"$'\n'; i=$(( i + 1 )); done
     for _ in 1 2 3 4 5; do
         PROXY_PORT=$(free_port)
-        cat > "$dir/haproxy.cfg" <<EOF
-global
-    maxconn 1000
-    noreuseport
-    stats socket $dir/stats.sock mode 600 level admin
-defaults
-    mode http
-    timeout connect 5s
-    timeout client 300s
-    timeout server 300s
-    option http-keep-alive
-    retries 3
-    retry-on conn-failure
-    option redispatch
-frontend front
-    bind 127.0.0.1:$PROXY_PORT ssl crt $WORK/haproxy/front.pem
-    default_backend instances
-backend instances
-    balance roundrobin
-    http-reuse safe
-    option httpchk OPTIONS /
-    http-check expect status 200-499
-$servers
-EOF
+        # The configuration the tests run and the README shows.
+        python3 - "$REPO/conf/haproxy-cluster.cfg" "$dir/haproxy.cfg" "    stats socket $dir/stats.sock mode 600 level admin" \
+                "127.0.0.1:$PROXY_PORT ssl crt $WORK/haproxy/front.pem" "${servers%$'\n'}" <<'PY'
+import sys
+template, target, global_, bind, servers = sys.argv[1:]
+text = open(template).read().replace("{{GLOBAL}}", global_).replace("{{BIND}}", bind).replace("{{SERVERS}}", servers)
+open(target, "w").write(text)
+PY
         haproxy -f "$dir/haproxy.cfg" -db > "$dir/haproxy.log" 2>&1 &
         PROXY_PID[$name]=$!
         PROXIES+=("$!")
