@@ -103,12 +103,8 @@ start_instance() {
     "$DAVGATE_BIN" serve --config "$dir/conf/davgate.toml" > "$dir/stdout.log" 2> "$dir/stderr.log" &
     INSTANCE_PID=$!
     ALL_INSTANCES+=("$INSTANCE_PID")
-    for _ in $(seq 600); do
-        grep -q 'davgate listening on' "$dir/stdout.log" 2>/dev/null && break
-        kill -0 "$INSTANCE_PID" 2>/dev/null || { cat "$dir/stderr.log" "$dir/stdout.log" >&2; die "davgate in $dir exited at start"; }
-        sleep 0.1
-    done
-    INSTANCE_PORT=$(sed -n 's|.*davgate listening on https\{0,1\}://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$dir/stdout.log")
+    wait_listening "$dir" "$INSTANCE_PID" 600
+    INSTANCE_PORT=$LISTEN_PORT
     [[ -n $INSTANCE_PORT ]] || die "davgate in $dir did not start: $(cat "$dir/stdout.log" "$dir/stderr.log")"
 }
 

@@ -137,6 +137,20 @@ davgate_config() {
         'certificate = "../certs/davgate.pem"' 'private_key = "../certs/davgate-key.pem"' "$@"; echo; } > "$dir/conf/davgate.toml"
 }
 
+# wait_listening DIR PID TENTHS: waits at most TENTHS tenths of a second
+# until the davgate PID, started with its output in DIR/stdout.log and
+# DIR/stderr.log, says it listens; dies with its output if it exits first.
+# Sets LISTEN_PORT (empty if it never said so).
+wait_listening() {
+    local dir=$1 pid=$2 tenths=$3
+    for _ in $(seq "$tenths"); do
+        grep -q 'davgate listening on' "$dir/stdout.log" 2>/dev/null && break
+        kill -0 "$pid" 2>/dev/null || { cat "$dir/stderr.log" "$dir/stdout.log" >&2; die "davgate in $dir exited at start"; }
+        sleep 0.1
+    done
+    LISTEN_PORT=$(sed -n 's|.*davgate listening on https\{0,1\}://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$dir/stdout.log")
+}
+
 # start_davgate DIR [SERVE-ARGUMENTS...]: runs davgate with DIR/conf/davgate.toml
 # (written by davgate_config and the caller) and
 # waits until it listens. Sets DAVGATE_PID, DAVGATE_PORT, DAVGATE_PASSWORD
@@ -146,12 +160,8 @@ start_davgate() {
     "$DAVGATE_BIN" serve --config "$dir/conf/davgate.toml" "$@" \
         > "$dir/stdout.log" 2> "$dir/stderr.log" &
     DAVGATE_PID=$!
-    for _ in $(seq 300); do
-        grep -q 'davgate listening on' "$dir/stdout.log" 2>/dev/null && break
-        kill -0 "$DAVGATE_PID" 2>/dev/null || { cat "$dir/stderr.log" "$dir/stdout.log" >&2; die "davgate exited at start"; }
-        sleep 0.1
-    done
-    DAVGATE_PORT=$(sed -n 's|.*davgate listening on https://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$dir/stdout.log")
+    wait_listening "$dir" "$DAVGATE_PID" 300
+    DAVGATE_PORT=$LISTEN_PORT
     DAVGATE_PASSWORD=$(sed -n "s|.*Created user 'admin' with password: ||p" "$dir/stdout.log")
     [[ -n "$DAVGATE_PORT" && -n "$DAVGATE_PASSWORD" ]] || die "davgate did not start: $(cat "$dir/stdout.log")"
     DAVGATE_CA="$dir/certs/davgate.pem"
