@@ -40,10 +40,20 @@ struct ChainedFeedTests {
                     #expect(try await up.send("PUT", "/files/\(folder)/one.txt", body: "one in \(folder)").status == 201)
                 }
                 let folders = ["/chained/", "/chained/a/", "/chained/b/", "/chained/c/"]
+                let firstStarted = ContinuousClock.now
                 let first = try await walk(client, folders)
+                let firstTook = ContinuousClock.now - firstStarted
                 #expect(first.isSuperset(of: ["/chained/a/one.txt", "/chained/b/one.txt", "/chained/c/one.txt"]), "\(first)")
                 let walked = listingRequests(upstream)
-                #expect(walked.count == 5 && walked.allSatisfy { $0.hasPrefix("PROPFIND") }, "a position, then each folder listed once: \(walked)")
+                if firstTook < .seconds(2) {
+                    #expect(walked.count == 5 && walked.allSatisfy { $0.hasPrefix("PROPFIND") }, "a position, then each folder listed once: \(walked)")
+                } else {
+                    // A walk slower than the front's TTL (a loaded machine; CI
+                    // saw it) finds what it listed first stale again on the
+                    // way: that refresh is a REPORT, never another PROPFIND.
+                    #expect(walked.filter { $0.hasPrefix("PROPFIND") }.count == 5 && walked.allSatisfy { $0.hasPrefix("PROPFIND") || $0.hasPrefix("REPORT") },
+                            "a position, each folder listed once, refreshes by REPORT (the walk took \(firstTook)): \(walked)")
+                }
 
                 // Changed at the upstream davgate, behind the front's back.
                 #expect(try await up.send("PUT", "/files/b/two.txt", body: "two").status == 201)
