@@ -74,7 +74,7 @@ struct BodyFileWriter {
             // Also for an empty body: the file is made here then.
             if gathered.readableBytes > 0 || file == nil { try await flush() }
             if content == nil { try await file?.sync() }
-            return Written(count: total, sha1: hash.finalize().map { String(format: "%02x", $0) }.joined(), content: content)
+            return Written(count: total, sha1: hash.finalize().hexEncoded(), content: content)
         } catch {
             // A failure of the body, not of the disk: what arrived is kept.
             if keepingPartial, !(error is ProviderError) {

@@ -40,7 +40,7 @@ public final class ChunkFolders: Sendable {
 
     func folder(user: String, id: String) -> URL {
         let digest = SHA256.hash(data: Data((user + "\0" + id).utf8))
-        return root.appendingPathComponent(digest.prefix(16).map { String(format: "%02x", $0) }.joined(), isDirectory: true)
+        return root.appendingPathComponent(digest.prefix(16).hexEncoded(), isDirectory: true)
     }
 
     func exists(_ folder: URL) -> Bool {
@@ -166,7 +166,7 @@ public final class ChunkFolders: Sendable {
             }
         }
         guard fsync(target) == 0 else { throw ProviderError.local("cannot sync the assembled file: \(String(cString: strerror(errno)))") }
-        return (total, hash.finalize().map { String(format: "%02x", $0) }.joined())
+        return (total, hash.finalize().hexEncoded())
     }
 
     /// The chunks in file order: numbered ones by number; offset-named ones

@@ -31,6 +31,12 @@ extension Provider {
         try refuseReserved(path)
         let folderPath = Array(path.dropLast())
         let chain = try await index.chain(domain: domain, path: folderPath)
+        // Every folder on the way fresh: what `item(at:)` would answer from
+        // the same chain, without reading it a second time (a small PUT
+        // resolves its target twice, before its body and at its commit).
+        if chain.count == path.count, chain.allSatisfy({ $0.isFolder && isFresh($0) }), let folder = chain.last {
+            return try await indexed(name, in: folder)
+        }
         if chain.count == path.count, let folder = chain.last, folder.isFolder, folder.listedAt != nil, !isFresh(folder) {
             guard checkingUpstream else {
                 return try await indexed(name, in: folder)

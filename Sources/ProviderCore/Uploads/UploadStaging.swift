@@ -32,7 +32,7 @@ struct UploadStaging: Sendable {
 
     static func key(path: ItemPath, principal: String) -> String {
         let text = principal + "\0" + path.joined(separator: "/")
-        return SHA256.hash(data: Data(text.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+        return SHA256.hash(data: Data(text.utf8)).prefix(16).hexEncoded()
     }
 
     func partFile(_ key: String) -> URL { folder.appendingPathComponent(key + ".part") }

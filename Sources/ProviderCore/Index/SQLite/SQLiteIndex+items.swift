@@ -4,6 +4,9 @@ import GRDB
 extension Item {
     static let columns = "id, domain, parent_id, name, is_folder, size, modified, created, content_version, upstream_version, cached_version, executable, listed_at, checksum, checksum_version, state, tree_version"
 
+    /// The same columns named as `item.COLUMN`, for joins.
+    static let qualifiedColumns = columns.split(separator: ",").map { "item." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+
     init(row: Row) {
         self.init(
             id: row[0], domain: row[1], parentID: row[2], name: row[3],
@@ -26,7 +29,7 @@ extension Item {
 extension SQLiteIndex {
     func root(domain: String) async throws -> Item {
         // Every request resolves from the root: read first, the hot path writes nothing.
-        let existing: Item? = try lookup { db in
+        let existing: Item? = try lookupStatement { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL"), arguments: [domain])
                 .map(Item.init(row:))
         }
@@ -43,27 +46,54 @@ extension SQLiteIndex {
         }
     }
 
-    /// Walks a path from the domain's root in one read: the items found, root
-    /// first, stopping at the first name that is missing (or below a file).
-    /// Empty when the domain has no root yet.
+    /// Walks a path from the domain's root in one statement: the items
+    /// found, root first, stopping at the first name that is missing (or
+    /// below a file). Empty when the domain has no root yet. One statement
+    /// is one snapshot, so it needs no transaction around it (a statement
+    /// per name inside `BEGIN`/`COMMIT` was a tenth of a small PUT's time,
+    /// asked twice per PUT, issue 14).
     func chain(domain: String, path: ItemPath) async throws -> [Item] {
-        try chains.value(for: ChainKey(domain: domain, path: path)) { try lookup { db in
-            guard let root = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL"), arguments: [domain]).map(Item.init(row:)) else {
-                return []
-            }
-            var chain = [root]
-            for name in path {
-                guard let current = chain.last, current.isFolder,
-                      let child = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?"), arguments: [current.id, name]).map(Item.init(row:))
-                else { break }
-                chain.append(child)
-            }
-            return chain
+        try chains.value(for: ChainKey(domain: domain, path: path)) { try lookupStatement { db in
+            try Row.fetchAll(try db.cachedStatement(sql: Self.chainQuery),
+                             arguments: [domain, Self.jsonArray(path), path.count]).map(Item.init(row:))
         } }
     }
 
+    /// The recursion takes the `depth`-th name of the JSON array bound
+    /// second, through the (parent, name) index, while the item reached is
+    /// a folder.
+    private static let chainQuery = """
+        WITH RECURSIVE walk(depth, id, is_folder) AS (
+            SELECT 0, id, is_folder FROM item WHERE domain = ?1 AND parent_id IS NULL
+            UNION ALL
+            SELECT walk.depth + 1, item.id, item.is_folder FROM walk
+                JOIN item ON item.parent_id = walk.id AND item.name = json_extract(?2, '$[' || walk.depth || ']')
+                WHERE walk.depth < ?3 AND walk.is_folder)
+        SELECT \(Item.qualifiedColumns)
+        FROM walk JOIN item ON item.id = walk.id ORDER BY walk.depth
+        """
+
+    /// `names` as a JSON array of strings, for `json_extract`.
+    static func jsonArray(_ names: [String]) -> String {
+        var text = "["
+        for (index, name) in names.enumerated() {
+            if index > 0 { text += "," }
+            text += "\""
+            for scalar in name.unicodeScalars {
+                switch scalar {
+                case "\"": text += "\\\""
+                case "\\": text += "\\\\"
+                case _ where scalar.value < 0x20: text += "\\u00" + [UInt8(scalar.value)].hexEncoded()
+                default: text.unicodeScalars.append(scalar)
+                }
+            }
+            text += "\""
+        }
+        return text + "]"
+    }
+
     func item(id: Int64) async throws -> Item? {
-        try lookup { db in
+        try lookupStatement { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id]).map(Item.init(row:))
         }
     }
@@ -71,14 +101,14 @@ extension SQLiteIndex {
     /// The conflict copies in a folder (`Provider.keepBoth` stores them in
     /// the conflict state), from the state's index rather than a listing.
     func conflictCopies(in folder: Int64) async throws -> [Item] {
-        try lookup { db in
+        try lookupStatement { db in
             try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND state = ?"),
                              arguments: [folder, StoredState.conflict.rawValue]).map(Item.init(row:))
         }
     }
 
     func child(of parent: Int64, named name: String) async throws -> Item? {
-        try lookup { db in try Self.child(db, of: parent, named: name) }
+        try lookupStatement { db in try Self.child(db, of: parent, named: name) }
     }
 
     static func child(_ db: Database, of parent: Int64, named name: String) throws -> Item? {
@@ -91,7 +121,7 @@ extension SQLiteIndex {
         // Decoded from a cursor, straight from SQLite's columns: `fetchAll`
         // copies every row into values first, which was a seventh of a
         // PROPFIND of 10,000 members.
-        try lookup { db in
+        try lookupStatement { db in
             if let name {
                 return try Array(Row.fetchCursor(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name > ? ORDER BY name LIMIT ?"), arguments: [parent, name, limit]).map(Item.init(row:)))
             }
@@ -109,7 +139,7 @@ extension SQLiteIndex {
             WITH RECURSIVE sub(id, depth) AS (
                 SELECT id, 1 FROM item WHERE parent_id = ?
                 UNION ALL SELECT item.id, sub.depth + 1 FROM item JOIN sub ON item.parent_id = sub.id)
-            SELECT \(Item.columns.split(separator: ",").map { "item." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+            SELECT \(Item.qualifiedColumns)
             FROM item JOIN sub ON item.id = sub.id ORDER BY sub.depth
             """, arguments: [id]).map(Item.init(row:))
     }
@@ -125,7 +155,7 @@ extension SQLiteIndex {
 
     /// The ids from the root down to `id`, inclusive (for lock inheritance).
     func ancestry(of id: Int64) async throws -> [Int64] {
-        try lookup { db in
+        try lookupStatement { db in
             try Int64.fetchAll(db.cachedStatement(sql: """
                 WITH RECURSIVE up(id, parent_id, depth) AS (
                     SELECT id, parent_id, 0 FROM item WHERE id = ?
@@ -352,7 +382,7 @@ extension SQLiteIndex {
 extension SQLiteIndex {
     /// The item path of an item (names below its domain's root).
     func path(of id: Int64) async throws -> ItemPath {
-        try lookup { db in try Self.path(db, of: id) }
+        try lookupStatement { db in try Self.path(db, of: id) }
     }
 
     static func path(_ db: Database, of id: Int64) throws -> ItemPath {

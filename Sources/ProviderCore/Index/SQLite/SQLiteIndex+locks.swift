@@ -46,7 +46,7 @@ extension SQLiteIndex {
     }
 
     func lock(token: String, now: Date) async throws -> Lock? {
-        try lookup { db in
+        try lookupStatement { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE token = ? AND \(Self.live)"), arguments: [token, now.timeIntervalSince1970]).map(Lock.init(row:))
         }
     }
@@ -144,7 +144,7 @@ extension SQLiteIndex {
     func hasLiveLocks(now: Date) async throws -> Bool {
         let before = lockState.withLockedValue { $0 }
         if before.none { return false }
-        let any = try lookup { db in
+        let any = try lookupStatement { db in
             try Bool.fetchOne(try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM lock WHERE \(Self.live))"), arguments: [now.timeIntervalSince1970]) ?? false
         }
         if !any {

@@ -11,7 +11,7 @@ extension SQLiteIndex {
     func deadProperties(of ids: [Int64]) async throws -> [Int64: [DeadProperty]] {
         guard !ids.isEmpty else { return [:] }
         return try properties.values(for: ids) { missing in
-            try lookup { db in
+            try lookupStatement { db in
                 var result = Dictionary(uniqueKeysWithValues: missing.map { ($0, [DeadProperty]()) })
                 let marks = Array(repeating: "?", count: missing.count).joined(separator: ",")
                 for row in try Row.fetchAll(db, sql: "SELECT item_id, namespace, name, xml FROM dead_property WHERE item_id IN (\(marks)) ORDER BY rowid", arguments: StatementArguments(missing)) {

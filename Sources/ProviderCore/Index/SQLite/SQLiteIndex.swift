@@ -108,6 +108,15 @@ final class SQLiteIndex: IndexStore {
         try lookups.read(read)
     }
 
+    /// A lookup of one statement, without the transaction `lookup` wraps
+    /// around it: SQLite runs a lone statement in a read transaction of its
+    /// own, one snapshot of the database, so `BEGIN` and `COMMIT` around it
+    /// (two more statements, a savepoint and GRDB's bookkeeping) only cost.
+    /// Reads of several statements that must agree stay in `lookup`.
+    func lookupStatement<T>(_ read: (Database) throws -> T) throws -> T {
+        try lookups.unsafeRead(read)
+    }
+
     /// Every change to the database goes through here: the read caches
     /// forget what it may have made stale, and it is durable when this
     /// returns (or, inside a `DurabilityScope`, when the scope's owner has
