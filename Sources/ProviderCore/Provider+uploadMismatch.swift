@@ -36,7 +36,7 @@ extension Provider {
         // it. Handing it the outbox file itself left, on a kill -9 between
         // the two, a row without its file, and a davgate that would not start
         // (found by WriteBackTests.crashLoop).
-        let copy = try cache.outboxLink(entry.file)
+        let copy = URL(fileURLWithPath: try cache.outboxLink(entry.file), isDirectory: false)
         do {
             _ = try await keepBoth(copy, at: path, parent: parent)
         } catch {

@@ -168,6 +168,6 @@ extension DirectoryStore {
 
     /// A fresh hidden name for a file or folder in progress.
     static func temporaryName() -> String {
-        temporaryPrefix + UUID().uuidString
+        UniqueName.make(String(temporaryPrefix.dropLast()))
     }
 }

@@ -11,10 +11,12 @@ struct ContentCache: Sendable {
     /// read of a small file it names.
     let folderPath: String
     let temporary: URL
+    private let temporaryPath: String
 
     /// Acknowledged writes waiting for their upload (write-back): kept
     /// across restarts, each named in a journal row.
     let outbox: URL
+    private let outboxFolderPath: String
     private let outboxSync: GroupSync
 
     init(folder: URL) throws {
@@ -22,6 +24,8 @@ struct ContentCache: Sendable {
         folderPath = folder.path
         temporary = folder.appendingPathComponent("tmp", isDirectory: true)
         outbox = folder.appendingPathComponent("outbox", isDirectory: true)
+        temporaryPath = temporary.path
+        outboxFolderPath = outbox.path
         outboxSync = GroupSync { [outbox] in try Self.sync(outbox) }
         let fm = FileManager.default
         try fm.createDirectory(at: temporary, withIntermediateDirectories: true)
@@ -52,18 +56,28 @@ struct ContentCache: Sendable {
 
     /// A fresh name for a write or fetch in progress.
     func temporaryFile(_ purpose: String) -> URL {
-        temporary.appendingPathComponent("\(purpose)-\(UUID().uuidString)")
+        URL(fileURLWithPath: temporaryPath + "/" + UniqueName.make(purpose), isDirectory: false)
     }
 
     /// Makes completed bytes the item's content, atomically.
     func install(_ temporaryFile: URL, for id: Int64) throws {
-        guard rename(temporaryFile.path, file(for: id).path) == 0 else {
+        try install(path: temporaryFile.path, for: id)
+    }
+
+    private func install(path temporaryFile: String, for id: Int64) throws {
+        guard rename(temporaryFile, path(for: id)) == 0 else {
             throw ProviderError.local("cannot install cache file: \(String(cString: strerror(errno)))")
         }
     }
 
     func outboxFile(_ name: String) -> URL {
-        outbox.appendingPathComponent(name)
+        URL(fileURLWithPath: outboxPath(name), isDirectory: false)
+    }
+
+    /// The path of the outbox file `name`, for the system calls that take
+    /// one (a URL costs more to build than they take to run).
+    private func outboxPath(_ name: String) -> String {
+        outboxFolderPath + "/" + name
     }
 
     /// Moves a complete file into the outbox under a new name; returns the
@@ -71,8 +85,8 @@ struct ContentCache: Sendable {
     /// too (one folder fsync for every writer waiting); otherwise the
     /// journal holds the bytes and `rebuildOutbox` restores them.
     func moveToOutbox(_ file: URL, durable: Bool) async throws -> String {
-        let name = UUID().uuidString
-        guard rename(file.path, outboxFile(name).path) == 0 else {
+        let name = UniqueName.make("w")
+        guard rename(file.path, outboxPath(name)) == 0 else {
             throw ProviderError.local("cannot move a write into the outbox: \(String(cString: strerror(errno)))")
         }
         if durable { try await outboxSync.sync() }
@@ -81,7 +95,7 @@ struct ContentCache: Sendable {
 
     /// Whether the outbox file `name` holds exactly `content`.
     func outboxHolds(_ name: String, _ content: Data) -> Bool {
-        guard let data = FileManager.default.contents(atPath: outboxFile(name).path) else { return false }
+        guard let data = FileManager.default.contents(atPath: outboxPath(name)) else { return false }
         return data == content
     }
 
@@ -89,7 +103,7 @@ struct ContentCache: Sendable {
     /// kept (after a crash it may be missing, short or empty: it was never
     /// fsynced), with its modification time, durably.
     func rebuildOutbox(_ name: String, content: Data, modified: Date) throws {
-        let path = outboxFile(name).path
+        let path = outboxPath(name)
         do {
             try AtomicFile.replace(path, with: content, mode: 0o600)
         } catch {
@@ -101,16 +115,16 @@ struct ContentCache: Sendable {
     /// Makes the outbox file `name` the item's content too (a hard link:
     /// the outbox keeps the bytes to upload whatever the cache does next).
     func installFromOutbox(_ name: String, for id: Int64) throws {
-        try install(try outboxLink(name), for: id)
+        try install(path: try outboxLink(name), for: id)
     }
 
     /// A second name in tmp/ for the outbox file `name`, for a caller that
     /// consumes the file it is handed (renames it into the cache) while a
     /// journal row still names the outbox file: a crash before that row goes
     /// then finds its file where the row says.
-    func outboxLink(_ name: String) throws -> URL {
-        let staging = temporaryFile("link")
-        guard link(outboxFile(name).path, staging.path) == 0 else {
+    func outboxLink(_ name: String) throws -> String {
+        let staging = temporaryPath + "/" + UniqueName.make("link")
+        guard link(outboxPath(name), staging) == 0 else {
             throw ProviderError.local("cannot link the journaled write \(name) into the cache: \(String(cString: strerror(errno)))")
         }
         return staging
@@ -118,25 +132,25 @@ struct ContentCache: Sendable {
 
     /// Whether the outbox still has the file `name`.
     func outboxHas(_ name: String) -> Bool {
-        access(outboxFile(name).path, F_OK) == 0
+        access(outboxPath(name), F_OK) == 0
     }
 
     /// Whether the item's cache file is the outbox file `name` (same inode).
     func holds(_ name: String, for id: Int64) -> Bool {
         var a = stat(), b = stat()
-        return lstat(file(for: id).path, &a) == 0 && lstat(outboxFile(name).path, &b) == 0 && a.st_ino == b.st_ino
+        return lstat(path(for: id), &a) == 0 && lstat(outboxPath(name), &b) == 0 && a.st_ino == b.st_ino
     }
 
     /// Outbox files no journal row names: leftovers of a crash between the
     /// move and the journal's commit.
     func removeOutbox(except kept: Set<String>) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: outbox.path)) ?? [] where !kept.contains(name) {
-            unlink(outboxFile(name).path)
+            unlink(outboxPath(name))
         }
     }
 
     func removeOutbox(_ names: [String]) {
-        for name in names { unlink(outboxFile(name).path) }
+        for name in names { unlink(outboxPath(name)) }
     }
 
     /// fsync(2) of a file or folder that must be there.
