@@ -4,6 +4,8 @@ import GRDB
 extension Item {
     static let columns = "id, domain, parent_id, name, is_folder, size, modified, created, content_version, upstream_version, cached_version, executable, listed_at, checksum, checksum_version, state, tree_version"
 
+    static let columnCount = columns.split(separator: ",").count
+
     /// The same columns named as `item.COLUMN`, for joins.
     static let qualifiedColumns = columns.split(separator: ",").map { "item." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
 
@@ -54,8 +56,10 @@ extension SQLiteIndex {
     /// asked twice per PUT, issue 14).
     func chain(domain: String, path: ItemPath) async throws -> [Item] {
         try chains.value(for: ChainKey(domain: domain, path: path)) { try lookupStatement { db in
-            try Row.fetchAll(try db.cachedStatement(sql: Self.chainQuery),
-                             arguments: [domain, Self.jsonArray(path), path.count]).map(Item.init(row:))
+            // Sorted here: an ORDER BY made SQLite build a temporary
+            // B-tree for every walk.
+            try Row.fetchAll(try db.cachedStatement(sql: Self.chainQuery), arguments: [domain, Self.jsonArray(path), path.count])
+                .sorted { ($0[Item.columnCount] as Int) < ($1[Item.columnCount] as Int) }.map(Item.init(row:))
         } }
     }
 
@@ -69,8 +73,7 @@ extension SQLiteIndex {
             SELECT walk.depth + 1, item.id, item.is_folder FROM walk
                 JOIN item ON item.parent_id = walk.id AND item.name = json_extract(?2, '$[' || walk.depth || ']')
                 WHERE walk.depth < ?3 AND walk.is_folder)
-        SELECT \(Item.qualifiedColumns)
-        FROM walk JOIN item ON item.id = walk.id ORDER BY walk.depth
+        SELECT \(Item.qualifiedColumns), walk.depth FROM walk JOIN item ON item.id = walk.id
         """
 
     /// `names` as a JSON array of strings, for `json_extract`.
