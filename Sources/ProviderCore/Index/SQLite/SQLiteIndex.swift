@@ -16,7 +16,7 @@ final class SQLiteIndex: IndexStore {
     /// event loop: never `pool`'s, whose readers async reads hold while
     /// they wait to resume on the same loops (a loop blocked waiting for a
     /// reader would wait forever).
-    private let lookups: DatabasePool
+    private let lookups: LookupConnections
     /// One fsync of the log for every write waiting (`write`).
     private let logSync: GroupSync
     /// What `hasLiveLocks` remembers: no live lock seen since the last insert.
@@ -54,15 +54,7 @@ final class SQLiteIndex: IndexStore {
         pool = try DatabasePool(path: file.path, configuration: configuration)
         logSync = Self.logSync(of: file)
         try Self.migrator.migrate(pool)
-        lookups = try Self.lookupPool(file)
-    }
-
-    private static func lookupPool(_ file: URL) throws -> DatabasePool {
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(10)
-        configuration.maximumReaderCount = 8
-        return try DatabasePool(path: file.path, configuration: configuration)
+        lookups = try LookupConnections(file: file)
     }
 
     /// The grouped fsync of the write-ahead log (and, the first time, of the
@@ -92,7 +84,7 @@ final class SQLiteIndex: IndexStore {
         logSync = Self.logSync(of: file)
         let current = try pool.read { db in try Self.migrator.hasCompletedMigrations(db) }
         guard current else { throw MetadataIndex.IndexVersionError(location: file.path) }
-        lookups = try Self.lookupPool(file)
+        lookups = try LookupConnections(file: file)
     }
 
     /// A short read (an item, a path's chain, a page of children, a lock, a
@@ -114,7 +106,7 @@ final class SQLiteIndex: IndexStore {
     /// (two more statements, a savepoint and GRDB's bookkeeping) only cost.
     /// Reads of several statements that must agree stay in `lookup`.
     func lookupStatement<T>(_ read: (Database) throws -> T) throws -> T {
-        try lookups.unsafeRead(read)
+        try lookups.readStatement(read)
     }
 
     /// Every change to the database goes through here: the read caches
