@@ -1,3 +1,5 @@
+import DAVXML
+
 /// A normalised item path inside a domain: the request target percent-decoded
 /// exactly once, split into segments, in Unicode NFC.
 ///
@@ -154,7 +156,7 @@ public struct DAVPath: Hashable, Sendable, CustomStringConvertible {
     /// this module then needs no Foundation at all, and full Foundation cannot be
     /// imported beside libxml2's ICU headers.
     static func nfc(_ s: String) -> String {
-        if s.utf8.allSatisfy({ $0 < 0x80 }) { return s }
+        if s.allBytes({ $0 < 0x80 }) { return s }
         return String(decoding: s._nfcCodeUnits, as: UTF8.self)
     }
 }

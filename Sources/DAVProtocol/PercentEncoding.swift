@@ -1,3 +1,5 @@
+import DAVXML
+
 /// Percent-encoding of path segments for hrefs (RFC 3986 section 2.1).
 enum PercentEncoding {
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
@@ -17,7 +19,7 @@ enum PercentEncoding {
     }()
 
     static func appendEncoded(_ segment: String, to out: inout String) {
-        if segment.utf8.allSatisfy({ $0 < 0x80 && literal[Int($0)] }) {
+        if segment.allBytes({ $0 < 0x80 && literal[Int($0)] }) {
             out += segment
             return
         }

@@ -22,7 +22,7 @@ public enum XMLEscaping {
         // Most names and values are ASCII with nothing to escape, and one
         // pass over the bytes says so (a PROPFIND of a large folder escapes
         // every name and href; decoding scalars was a twentieth of it).
-        if s.utf8.allSatisfy({ isPlainASCII($0, quotes: quotes) }) { return s }
+        if s.allBytes({ isPlainASCII($0, quotes: quotes) }) { return s }
         if !s.unicodeScalars.contains(where: { needsWork($0, quotes: quotes) }) { return s }
         var out = String()
         out.reserveCapacity(s.utf8.count + 16)

@@ -44,7 +44,7 @@ extension DAVExchange {
         var start = changes.present.startIndex
         while start < changes.present.endIndex {
             let end = min(start + 500, changes.present.endIndex)
-            body += try await renderPage(Array(changes.present[start..<end]), provider: provider, query: properties, quota: nil, hasLocks: hasLocks)
+            try await renderPage(Array(changes.present[start..<end]), provider: provider, query: properties, quota: nil, hasLocks: hasLocks, into: &body)
             start = end
         }
         for removed in changes.removed {

@@ -37,7 +37,7 @@ extension PostgresIndex {
                     JOIN item parent ON parent.id = walk.id AND parent.is_folder
                     JOIN item ON item.parent_id = walk.id AND item.name = (\(path)::text[])[walk.depth + 1]
                     WHERE walk.depth < cardinality(\(path)::text[]))
-                SELECT \(unescaped: Self.qualified(Item.columns, "item")) FROM walk JOIN item ON item.id = walk.id ORDER BY walk.depth
+                SELECT \(unescaped: Item.qualifiedColumns) FROM walk JOIN item ON item.id = walk.id ORDER BY walk.depth
                 """)
         }
     }
@@ -248,11 +248,6 @@ extension PostgresIndex {
             return Int(count)
         }
     }
-
-    /// `columns` with each name prefixed by `table.`, for joins.
-    static func qualified(_ columns: String, _ table: String) -> String {
-        columns.split(separator: ",").map { "\(table).\($0.trimmingCharacters(in: .whitespaces))" }.joined(separator: ", ")
-    }
 }
 
 extension PostgresTransaction {
@@ -277,7 +272,7 @@ extension PostgresTransaction {
             WITH RECURSIVE sub(id, depth) AS (
                 SELECT id, 1 FROM item WHERE parent_id = \(id)
                 UNION ALL SELECT item.id, sub.depth + 1 FROM item JOIN sub ON item.parent_id = sub.id)
-            SELECT \(unescaped: PostgresIndex.qualified(Item.columns, "item")) FROM item JOIN sub ON item.id = sub.id ORDER BY sub.depth
+            SELECT \(unescaped: Item.qualifiedColumns) FROM item JOIN sub ON item.id = sub.id ORDER BY sub.depth
             """)
     }
 

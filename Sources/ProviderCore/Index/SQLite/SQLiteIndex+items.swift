@@ -2,13 +2,6 @@ import Foundation
 import GRDB
 
 extension Item {
-    static let columns = "id, domain, parent_id, name, is_folder, size, modified, created, content_version, upstream_version, cached_version, executable, listed_at, checksum, checksum_version, state, tree_version"
-
-    static let columnCount = columns.split(separator: ",").count
-
-    /// The same columns named as `item.COLUMN`, for joins.
-    static let qualifiedColumns = columns.split(separator: ",").map { "item." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
-
     init(row: Row) {
         self.init(
             id: row[0], domain: row[1], parentID: row[2], name: row[3],
@@ -93,6 +86,13 @@ extension SQLiteIndex {
             text += "\""
         }
         return text + "]"
+    }
+
+    /// `ids` as a JSON array, for `IN (SELECT value FROM json_each(?))`:
+    /// one prepared statement serves any number of ids, where a list of
+    /// `?` made a statement to parse and plan per batch.
+    static func jsonArray(_ ids: [Int64]) -> String {
+        "[" + ids.map(String.init).joined(separator: ",") + "]"
     }
 
     func item(id: Int64) async throws -> Item? {

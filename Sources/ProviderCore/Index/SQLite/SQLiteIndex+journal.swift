@@ -113,29 +113,15 @@ extension SQLiteIndex {
         }
     }
 
-    private static func latestEntriesQuery(_ count: Int) -> String {
-        """
-        SELECT \(JournalEntry.columns) FROM journal j WHERE item_id IN (\(Array(repeating: "?", count: count).joined(separator: ",")))
-          AND seq = (SELECT MAX(seq) FROM journal WHERE item_id = j.item_id)
-        """
-    }
-
-    /// The newest entry of each of these items that has one.
+    /// The newest entry of each of these items that has one. Every
+    /// upload's check asks for one item; a flush for a folder's.
     func latestEntries(of ids: [Int64]) async throws -> [JournalEntry] {
         guard !ids.isEmpty else { return [] }
-        if ids.count == 1 {
-            // Every upload's check: one statement, compiled once per
-            // connection, read in place.
-            return try lookupStatement { db in
-                try Row.fetchAll(db.cachedStatement(sql: Self.latestEntriesQuery(1)), arguments: StatementArguments(ids)).map(JournalEntry.init(row:))
-            }
-        }
-        return try await pool.read { db in
-            var result: [JournalEntry] = []
-            for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
-                result += try Row.fetchAll(db.makeStatement(sql: Self.latestEntriesQuery(chunk.count)), arguments: StatementArguments(chunk)).map(JournalEntry.init(row:))
-            }
-            return result
+        return try lookupStatement { db in
+            try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT \(JournalEntry.columns) FROM journal j WHERE item_id IN (SELECT value FROM json_each(?))
+                  AND seq = (SELECT MAX(seq) FROM journal WHERE item_id = j.item_id)
+                """), arguments: [Self.jsonArray(ids)]).map(JournalEntry.init(row:))
         }
     }
 

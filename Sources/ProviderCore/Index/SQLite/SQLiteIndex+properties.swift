@@ -8,18 +8,38 @@ extension SQLiteIndex {
 
     /// Dead properties of many items at once (one query per PROPFIND page
     /// for those not cached); every id asked for has an answer.
+    ///
+    /// A batch larger than a few dozen is a listing's page: read past the
+    /// cache, which it would only churn (a folder of 10,000 overran the
+    /// cache's 4,096 entries every eighth page, and keeping each answer cost
+    /// more than reading it).
     func deadProperties(of ids: [Int64]) async throws -> [Int64: [DeadProperty]] {
         guard !ids.isEmpty else { return [:] }
-        return try properties.values(for: ids) { missing in
-            try lookupStatement { db in
-                var result = Dictionary(uniqueKeysWithValues: missing.map { ($0, [DeadProperty]()) })
-                let marks = Array(repeating: "?", count: missing.count).joined(separator: ",")
-                for row in try Row.fetchAll(db, sql: "SELECT item_id, namespace, name, xml FROM dead_property WHERE item_id IN (\(marks)) ORDER BY rowid", arguments: StatementArguments(missing)) {
-                    result[row[0], default: []].append(DeadProperty(namespace: row[1], name: row[2], xml: row[3]))
-                }
-                return result
-            }
+        guard ids.count <= 64 else {
+            var found = try lookupStatement { db in try Self.deadProperties(db, of: ids) }
+            for id in ids where found[id] == nil { found[id] = [] }
+            return found
         }
+        return try properties.values(for: ids) { missing in
+            var found = try lookupStatement { db in try Self.deadProperties(db, of: missing) }
+            for id in missing where found[id] == nil { found[id] = [] }
+            return found
+        }
+    }
+
+    /// The items among `ids` that have dead properties, with them, in the
+    /// order they were set.
+    static func deadProperties(_ db: Database, of ids: [Int64]) throws -> [Int64: [DeadProperty]] {
+        var found: [Int64: [DeadProperty]] = [:]
+        let statement = try db.cachedStatement(sql: """
+            SELECT item_id, namespace, name, xml FROM dead_property
+            WHERE item_id IN (SELECT value FROM json_each(?)) ORDER BY rowid
+            """)
+        let rows = try Row.fetchCursor(statement, arguments: [jsonArray(ids)])
+        while let row = try rows.next() {
+            found[row[0], default: []].append(DeadProperty(namespace: row[1], name: row[2], xml: row[3]))
+        }
+        return found
     }
 
     /// Applies all changes in one transaction: PROPPATCH is atomic
