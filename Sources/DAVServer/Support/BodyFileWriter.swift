@@ -15,6 +15,13 @@ import Glibc
 struct BodyFileWriter {
     static let bufferSize = 1 << 20
 
+    /// How much written data may wait in the page cache before the disk is
+    /// told to start on it. Without this a 1 GiB body sat dirty in memory
+    /// until its fsync, which then wrote all of it while the client waited:
+    /// 1.5 s of a 5.5 s PUT on this machine. Started as it arrives, the
+    /// writing overlaps the receiving and the fsync waits for the tail.
+    static let writebackStep: Int64 = 8 << 20
+
     /// What was written: the byte count and the SHA-1 of the bytes, as
     /// ownCloud clients (rclone) read it back from `oc:checksums`.
     struct Written {
@@ -50,10 +57,14 @@ struct BodyFileWriter {
         // at once rather than held until the hop (a memcpy a byte, cheap
         // beside the TLS that decrypted it).
         var gathered = ByteBuffer()
+        var writebackFrom: Int64 = 0
         func flush() async throws {
-            let (descriptor, written) = try await append(gathered, to: file, creating: url)
+            let end = total + Int64(gathered.readableBytes)
+            let writeback = end - writebackFrom >= writebackStep ? writebackFrom..<end : nil
+            let (descriptor, written) = try await append(gathered, to: file, creating: url, writeback: writeback)
             file = descriptor
             total += written
+            if let writeback { writebackFrom = writeback.upperBound }
             // Cleared in place when the write has let go of it (else new
             // storage: a cost, never a corruption).
             gathered.clear()
@@ -88,12 +99,15 @@ struct BodyFileWriter {
     }
 
     /// Writes `buffer` at the end of `opened`, or of `url` made now, off
-    /// the event loops.
-    private static func append(_ buffer: ByteBuffer, to opened: FileDescriptor?, creating url: URL) async throws -> (FileDescriptor, Int64) {
+    /// the event loops; then starts the disk on `writeback`.
+    private static func append(_ buffer: ByteBuffer, to opened: FileDescriptor?, creating url: URL,
+                               writeback: Range<Int64>?) async throws -> (FileDescriptor, Int64) {
         try await blocking {
             let descriptor = try opened ?? FileDescriptor.create(url)
             do {
-                return (descriptor, try descriptor.writeNow(buffer))
+                let written = try descriptor.writeNow(buffer)
+                if let writeback { descriptor.startWriteback(from: writeback.lowerBound, count: Int64(writeback.count)) }
+                return (descriptor, written)
             } catch {
                 if opened == nil { unlink(url.path) }
                 throw error

@@ -63,6 +63,16 @@ final class FileDescriptor: Sendable {
         }
     }
 
+    /// Starts the disk writing `count` bytes from `offset`, without waiting
+    /// for it (sync_file_range(2) with `SYNC_FILE_RANGE_WRITE`). Advisory:
+    /// what fails here fails again, and is reported, at the `sync()` that
+    /// makes the file durable.
+    func startWriteback(from offset: Int64, count: Int64) {
+        #if os(Linux)
+        _ = linuxSyncFileRange(fd, offset, count, 2 /* SYNC_FILE_RANGE_WRITE */)
+        #endif
+    }
+
     func sync() async throws {
         try await blocking {
             guard fsync(self.fd) == 0 else { throw Self.error("cannot sync upload file", errno) }
@@ -107,3 +117,10 @@ final class FileDescriptor: Sendable {
         }
     }
 }
+
+#if os(Linux)
+/// sync_file_range(2), which the Glibc module does not export (it needs
+/// `_GNU_SOURCE`).
+@_silgen_name("sync_file_range")
+private func linuxSyncFileRange(_ fd: Int32, _ offset: Int64, _ count: Int64, _ flags: UInt32) -> Int32
+#endif
