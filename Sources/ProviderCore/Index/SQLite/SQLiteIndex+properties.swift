@@ -15,16 +15,13 @@ extension SQLiteIndex {
     /// more than reading it).
     func deadProperties(of ids: [Int64]) async throws -> [Int64: [DeadProperty]] {
         guard !ids.isEmpty else { return [:] }
-        guard ids.count <= 64 else {
+        func read(_ ids: [Int64]) throws -> [Int64: [DeadProperty]] {
             var found = try lookupStatement { db in try Self.deadProperties(db, of: ids) }
             for id in ids where found[id] == nil { found[id] = [] }
             return found
         }
-        return try properties.values(for: ids) { missing in
-            var found = try lookupStatement { db in try Self.deadProperties(db, of: missing) }
-            for id in missing where found[id] == nil { found[id] = [] }
-            return found
-        }
+        guard ids.count <= 64 else { return try read(ids) }
+        return try properties.values(for: ids, read: read)
     }
 
     /// The items among `ids` that have dead properties, with them, in the
