@@ -83,7 +83,7 @@ final class LocalHoldings: Sendable {
 
     private static func load(_ db: Database) throws -> [Int64: String] {
         var rows: [Int64: String] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT item_id, version FROM held") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT item_id, version FROM held")) {
             rows[row[0]] = row[1]
         }
         return rows
@@ -169,7 +169,7 @@ final class LocalHoldings: Sendable {
     func record(_ version: String, for id: Int64) async throws {
         guard let database else { return }
         try await change(database) { [held] db in
-            try db.execute(sql: "INSERT OR REPLACE INTO held (item_id, version) VALUES (?, ?)", arguments: [id, version])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO held (item_id, version) VALUES (?, ?)").execute(arguments: [id, version])
             held.withLockedValue { $0[id] = version }
         }
     }
@@ -182,7 +182,7 @@ final class LocalHoldings: Sendable {
         guard let database, !ids.isEmpty else { return }
         try await change(database, inTransaction: true) { [held] db in
             held.withLockedValue { state in for id in ids { state[id] = nil } }
-            for id in ids { try db.execute(sql: "DELETE FROM held WHERE item_id = ?", arguments: [id]) }
+            for id in ids { try db.cachedStatement(sql: "DELETE FROM held WHERE item_id = ?").execute(arguments: [id]) }
         }
     }
 
@@ -194,7 +194,7 @@ final class LocalHoldings: Sendable {
         return try await change(database) { [held] db in
             guard decide(held.withLockedValue({ $0[id] })) else { return false }
             held.withLockedValue { $0[id] = nil }
-            try db.execute(sql: "DELETE FROM held WHERE item_id = ?", arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM held WHERE item_id = ?").execute(arguments: [id])
             return true
         }
     }
@@ -205,7 +205,7 @@ final class LocalHoldings: Sendable {
         guard let database else { return false }
         return try await change(database) { [held] db in
             guard held.withLockedValue({ $0[id] }) == old else { return false }
-            try db.execute(sql: "UPDATE held SET version = ? WHERE item_id = ?", arguments: [new, id])
+            try db.cachedStatement(sql: "UPDATE held SET version = ? WHERE item_id = ?").execute(arguments: [new, id])
             held.withLockedValue { $0[id] = new }
             return true
         }
@@ -216,10 +216,10 @@ final class LocalHoldings: Sendable {
     func adopt(identity: String) async throws {
         guard let database else { return }
         try await change(database, inTransaction: true) { [held] db in
-            guard try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'identity'") != identity else { return }
+            guard try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'identity'")) != identity else { return }
             held.withLockedValue { $0 = [:] }
-            try db.execute(sql: "DELETE FROM held")
-            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('identity', ?)", arguments: [identity])
+            try db.cachedStatement(sql: "DELETE FROM held").execute()
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('identity', ?)").execute(arguments: [identity])
         }
     }
 

@@ -93,10 +93,10 @@ extension SQLiteIndex {
     }
 
     static func feedPosition(_ db: Database) throws -> (identity: String, oldest: Int64, latest: Int64) {
-        let row = try Row.fetchOne(db, sql: "SELECT identity, compacted_through FROM feed WHERE id = 1")!
+        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT identity, compacted_through FROM feed WHERE id = 1"))!
         // sqlite_sequence keeps the highest sequence number ever given, also
         // after the newest rows were compacted away.
-        let latest = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'change'") ?? 0
+        let latest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'change'")) ?? 0
         return (row[0], row[1], latest)
     }
 
@@ -167,15 +167,15 @@ extension SQLiteIndex {
     @discardableResult
     func compactChanges(olderThan age: TimeInterval, keep: Int) async throws -> Int {
         try await write { db in
-            let cutoff = try Int64.fetchOne(db, sql: """
+            let cutoff = try Int64.fetchOne(db.cachedStatement(sql: """
                 SELECT MAX(seq) FROM change
                 WHERE at < julianday('now') - ? / 86400.0
                   AND seq <= (SELECT COALESCE(MAX(seq), 0) FROM change) - ?
-                """, arguments: [age, keep])
+                """), arguments: [age, keep])
             guard let cutoff else { return 0 }
-            try db.execute(sql: "DELETE FROM change WHERE seq <= ?", arguments: [cutoff])
+            try db.cachedStatement(sql: "DELETE FROM change WHERE seq <= ?").execute(arguments: [cutoff])
             let removed = db.changesCount
-            try db.execute(sql: "UPDATE feed SET compacted_through = MAX(compacted_through, ?) WHERE id = 1", arguments: [cutoff])
+            try db.cachedStatement(sql: "UPDATE feed SET compacted_through = MAX(compacted_through, ?) WHERE id = 1").execute(arguments: [cutoff])
             return removed
         }
     }

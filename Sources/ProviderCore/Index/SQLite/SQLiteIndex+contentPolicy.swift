@@ -20,7 +20,7 @@ extension SQLiteIndex {
     }
 
     static func setContentPolicy(_ db: Database, _ policy: ContentPolicy?, of id: Int64) throws {
-        try db.execute(sql: "UPDATE item SET content_policy = ? WHERE id = ?", arguments: [policy?.rawValue, id])
+        try db.cachedStatement(sql: "UPDATE item SET content_policy = ? WHERE id = ?").execute(arguments: [policy?.rawValue, id])
     }
 
     /// The policy that applies to each of these items; items neither setting
@@ -51,8 +51,7 @@ extension SQLiteIndex {
     /// background refresh walks.
     func eagerRoots(domain: String) async throws -> [Item] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND content_policy = 'eager' ORDER BY id",
-                             arguments: [domain]).map(Item.init(row:))
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND content_policy = 'eager' ORDER BY id"), arguments: [domain]).map(Item.init(row:))
         }
     }
 }

@@ -12,7 +12,7 @@ extension SQLiteIndex {
     /// does not evict (not uploaded yet, a conflict copy).
     func keptItems(domain: String, now: Date) async throws -> Set<Int64> {
         try await pool.read { db in
-            let ids = try Int64.fetchAll(db, sql: """
+            let ids = try Int64.fetchAll(db.cachedStatement(sql: """
                 WITH RECURSIVE eager(id) AS (
                     SELECT id FROM item WHERE domain = ? AND content_policy = 'eager'
                     UNION SELECT item.id FROM item JOIN eager ON item.parent_id = eager.id
@@ -25,7 +25,7 @@ extension SQLiteIndex {
                 )
                 SELECT id FROM eager UNION SELECT id FROM locked
                 UNION SELECT id FROM item WHERE domain = ? AND state IN (\(Self.unevictable))
-                """, arguments: [domain, domain, now.timeIntervalSince1970, domain])
+                """), arguments: [domain, domain, now.timeIntervalSince1970, domain])
             return Set(ids)
         }
     }
@@ -38,11 +38,11 @@ extension SQLiteIndex {
     /// gone may always go.
     func markEvicted(id: Int64, cachedVersion: String?) async throws -> Bool {
         try await write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT state, cached_version FROM item WHERE id = ?", arguments: [id]) else { return true }
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT state, cached_version FROM item WHERE id = ?"), arguments: [id]) else { return true }
             let decision = EvictionDecision(state: row[0], cachedVersion: row[1], expected: cachedVersion)
             guard decision != .keep else { return false }
             if decision == .evict { try Self.advance(db, id: id, on: .evicted) }
-            try db.execute(sql: "UPDATE item SET cached_version = NULL WHERE id = ?", arguments: [id])
+            try db.cachedStatement(sql: "UPDATE item SET cached_version = NULL WHERE id = ?").execute(arguments: [id])
             return true
         }
     }

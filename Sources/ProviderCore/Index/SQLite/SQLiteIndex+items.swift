@@ -34,9 +34,7 @@ extension SQLiteIndex {
                 return Item(row: row)
             }
             let now = Date().timeIntervalSince1970
-            try db.execute(
-                sql: "INSERT INTO item (domain, parent_id, name, is_folder, modified, created, state) VALUES (?, NULL, '', 1, ?, ?, 'folder')",
-                arguments: [domain, now, now])
+            try db.cachedStatement(sql: "INSERT INTO item (domain, parent_id, name, is_folder, modified, created, state) VALUES (?, NULL, '', 1, ?, ?, 'folder')").execute(arguments: [domain, now, now])
             return try Self.item(db, id: db.lastInsertedRowID)
         }
     }
@@ -138,13 +136,13 @@ extension SQLiteIndex {
     }
 
     static func descendants(_ db: Database, of id: Int64) throws -> [Item] {
-        try Row.fetchAll(db, sql: """
+        try Row.fetchAll(db.cachedStatement(sql: """
             WITH RECURSIVE sub(id, depth) AS (
                 SELECT id, 1 FROM item WHERE parent_id = ?
                 UNION ALL SELECT item.id, sub.depth + 1 FROM item JOIN sub ON item.parent_id = sub.id)
             SELECT \(Item.qualifiedColumns)
             FROM item JOIN sub ON item.id = sub.id ORDER BY sub.depth
-            """, arguments: [id]).map(Item.init(row:))
+            """), arguments: [id]).map(Item.init(row:))
     }
 
     /// Every item below `folder` (at `path`), parents first, with its path.
@@ -189,12 +187,10 @@ extension SQLiteIndex {
                        state: StoredState? = nil) throws -> Item {
         let now = Date().timeIntervalSince1970
         let initial = state ?? (entry.isFolder ? .folder : cachedVersion != nil && cachedVersion == entry.version ? .materialized : .placeholder)
-        try db.execute(
-            sql: """
+        try db.cachedStatement(sql: """
                 INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, upstream_version, cached_version, executable, listed_at, state)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [domain, parent, entry.name, entry.isFolder, entry.isFolder ? 0 : entry.size,
+                """).execute(arguments: [domain, parent, entry.name, entry.isFolder, entry.isFolder ? 0 : entry.size,
                         entry.modified.timeIntervalSince1970, now, entry.version, cachedVersion, entry.executable,
                         listed ? now : nil, initial.rawValue])
         return try Self.item(db, id: db.lastInsertedRowID)
@@ -209,12 +205,10 @@ extension SQLiteIndex {
         let cachedVersion: String? = event == .written(through: true) ? entry.version : nil
         return try await write { db in
             try Self.advance(db, id: id, on: event)
-            try db.execute(
-                sql: """
+            try db.cachedStatement(sql: """
                     UPDATE item SET size = ?, modified = ?, upstream_version = ?, cached_version = ?, executable = ?,
                         content_version = content_version + 1 WHERE id = ?
-                    """,
-                arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, cachedVersion, entry.executable, id])
+                    """).execute(arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, cachedVersion, entry.executable, id])
             try Self.recordChecksum(db, checksum, of: id)
             return try Self.item(db, id: id)
         }
@@ -225,7 +219,7 @@ extension SQLiteIndex {
     /// stale and stay unused).
     func markCached(id: Int64, version: String) async throws -> Bool {
         try await write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT state, upstream_version FROM item WHERE id = ?", arguments: [id]),
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT state, upstream_version FROM item WHERE id = ?"), arguments: [id]),
                   (row[1] as String?) == version
             else { return false }
             // Content fetched again for an item that is local already (its
@@ -233,7 +227,7 @@ extension SQLiteIndex {
             if (row[0] as String) == StoredState.placeholder.rawValue {
                 try Self.advance(db, id: id, on: .fetchFinished)
             }
-            try db.execute(sql: "UPDATE item SET cached_version = ? WHERE id = ?", arguments: [version, id])
+            try db.cachedStatement(sql: "UPDATE item SET cached_version = ? WHERE id = ?").execute(arguments: [version, id])
             return true
         }
     }
@@ -311,18 +305,16 @@ extension SQLiteIndex {
                 marked = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false).id
             case .newContent:
                 let item = item!
-                try db.execute(
-                    sql: """
+                try db.cachedStatement(sql: """
                         UPDATE item SET size = ?, modified = ?, upstream_version = ?, cached_version = NULL, executable = ?,
                             content_version = content_version + 1 WHERE id = ?
-                        """,
-                    arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, entry.executable, item.id])
+                        """).execute(arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, entry.executable, item.id])
                 if try Self.advance(db, id: item.id, on: .upstreamChanged) == .dropCache || item.cachedVersion != nil {
                     effects.stale.append(item.id)
                 }
                 if item.isMaterialized { effects.changedLocal.append(item.id) }
             case .newFolderDate:
-                try db.execute(sql: "UPDATE item SET modified = ? WHERE id = ?", arguments: [entry.modified.timeIntervalSince1970, item!.id])
+                try db.cachedStatement(sql: "UPDATE item SET modified = ? WHERE id = ?").execute(arguments: [entry.modified.timeIntervalSince1970, item!.id])
             }
             try mark.execute(arguments: [pass, marked!])
         }
@@ -339,7 +331,7 @@ extension SQLiteIndex {
         for item in unseen where !item.dirty {
             stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
         }
-        try db.execute(sql: "UPDATE item SET listed_at = ?, listed_version = ? WHERE id = ?", arguments: [Date().timeIntervalSince1970, version, folder])
+        try db.cachedStatement(sql: "UPDATE item SET listed_at = ?, listed_version = ? WHERE id = ?").execute(arguments: [Date().timeIntervalSince1970, version, folder])
         return stale
     }
 
@@ -350,11 +342,11 @@ extension SQLiteIndex {
     }
 
     static func deleteSubtree(_ db: Database, id: Int64) throws -> [Int64] {
-        let ids = try Int64.fetchAll(db, sql: """
+        let ids = try Int64.fetchAll(db.cachedStatement(sql: """
             WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
             SELECT id FROM sub
-            """, arguments: [id])
-        try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: [id])
+            """), arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM item WHERE id = ?").execute(arguments: [id])
         return ids
     }
 
@@ -363,19 +355,18 @@ extension SQLiteIndex {
     /// its resource.
     func move(id: Int64, to parent: Int64, name: String, entry: UpstreamEntry) async throws -> Item {
         try await write { db in
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
                 DELETE FROM lock WHERE item_id IN (SELECT id FROM sub)
-                """, arguments: [id])
-            try db.execute(sql: "UPDATE item SET parent_id = ?, name = ?, modified = ? WHERE id = ?",
-                           arguments: [parent, name, entry.modified.timeIntervalSince1970, id])
+                """).execute(arguments: [id])
+            try db.cachedStatement(sql: "UPDATE item SET parent_id = ?, name = ?, modified = ? WHERE id = ?").execute(arguments: [parent, name, entry.modified.timeIntervalSince1970, id])
             if !entry.isFolder {
                 // Keep the cached bytes valid when the store reports the same
                 // content under a new version string (a rename keeps the inode).
-                try db.execute(sql: """
+                try db.cachedStatement(sql: """
                     UPDATE item SET cached_version = CASE WHEN cached_version = upstream_version THEN ? ELSE cached_version END,
                         upstream_version = ? WHERE id = ?
-                    """, arguments: [entry.version, entry.version, id])
+                    """).execute(arguments: [entry.version, entry.version, id])
             }
             return try Self.item(db, id: id)
         }
@@ -400,10 +391,10 @@ extension SQLiteIndex {
     /// Ids of items below `id` that carry dead properties (COPY needs them).
     func descendantsWithDeadProperties(of id: Int64) async throws -> [Int64] {
         try await pool.read { db in
-            try Int64.fetchAll(db, sql: """
+            try Int64.fetchAll(db.cachedStatement(sql: """
                 WITH RECURSIVE sub(id) AS (SELECT id FROM item WHERE parent_id = ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
                 SELECT DISTINCT item_id FROM dead_property WHERE item_id IN (SELECT id FROM sub)
-                """, arguments: [id])
+                """), arguments: [id])
         }
     }
 }
@@ -414,7 +405,7 @@ extension SQLiteIndex {
     func resetDomain(_ domain: String) async throws -> Int {
         try await write { db in
             let count = try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM item WHERE domain = ?"), arguments: [domain]) ?? 0
-            try db.execute(sql: "DELETE FROM item WHERE domain = ? AND parent_id IS NULL", arguments: [domain])
+            try db.cachedStatement(sql: "DELETE FROM item WHERE domain = ? AND parent_id IS NULL").execute(arguments: [domain])
             return count
         }
     }

@@ -79,10 +79,10 @@ extension SQLiteIndex {
     /// The newest entry of each item of the domain: what waits for upload.
     func newestEntries(domain: String) async throws -> [JournalEntry] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: """
+            try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT \(JournalEntry.columns) FROM journal j
                 WHERE domain = ? AND seq = (SELECT MAX(seq) FROM journal WHERE item_id = j.item_id) ORDER BY seq
-                """, arguments: [domain]).map(JournalEntry.init(row:))
+                """), arguments: [domain]).map(JournalEntry.init(row:))
         }
     }
 
@@ -101,15 +101,14 @@ extension SQLiteIndex {
     /// Every entry of the domain, oldest first (status, recovery).
     func journal(domain: String) async throws -> [JournalEntry] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(JournalEntry.columns) FROM journal WHERE domain = ? ORDER BY seq",
-                             arguments: [domain]).map(JournalEntry.init(row:))
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT \(JournalEntry.columns) FROM journal WHERE domain = ? ORDER BY seq"), arguments: [domain]).map(JournalEntry.init(row:))
         }
     }
 
     /// Whether a journal row names the outbox file `file`.
     func journalNames(file: String) async throws -> Bool {
         try await pool.read { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM journal WHERE file = ?)", arguments: [file]) ?? false
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM journal WHERE file = ?)"), arguments: [file]) ?? false
         }
     }
 
@@ -168,15 +167,15 @@ extension SQLiteIndex {
             let (files, newer) = try Self.settle(db, entry)
             try Self.advance(db, id: entry.itemID, on: .versionMismatch(newerPending: newer > 0))
             if newer == 0, let upstream {
-                try db.execute(sql: """
+                try db.cachedStatement(sql: """
                     UPDATE item SET upstream_version = ?, cached_version = NULL, size = ?, modified = ?,
                         content_version = content_version + 1 WHERE id = ?
-                    """, arguments: [upstream.version, upstream.size, upstream.modified.timeIntervalSince1970, entry.itemID])
+                    """).execute(arguments: [upstream.version, upstream.size, upstream.modified.timeIntervalSince1970, entry.itemID])
             } else if newer == 0 {
-                try db.execute(sql: """
+                try db.cachedStatement(sql: """
                     UPDATE item SET upstream_version = NULL, cached_version = NULL,
                         content_version = content_version + 1 WHERE id = ?
-                    """, arguments: [entry.itemID])
+                    """).execute(arguments: [entry.itemID])
             }
             return (files, newer > 0)
         }
@@ -187,12 +186,12 @@ extension SQLiteIndex {
     /// - Parameter reached: the attempt may have left bytes upstream.
     func uploadFailed(_ entry: JournalEntry, error: String, next: Date, failed: Bool, reached: Bool) async throws {
         try await write { db in
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 UPDATE journal SET attempts = attempts + 1, last_error = ?, next_attempt = ?, failed = ?, reached = reached OR ? WHERE seq = ?
-                """, arguments: [error, next.timeIntervalSince1970, failed, reached, entry.seq])
+                """).execute(arguments: [error, next.timeIntervalSince1970, failed, reached, entry.seq])
             // Only the newest write's failure is the item's: an older one
             // failing while a newer waits leaves it modified.
-            let newest = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM journal WHERE item_id = ?", arguments: [entry.itemID])
+            let newest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(seq) FROM journal WHERE item_id = ?"), arguments: [entry.itemID])
             if newest == entry.seq { try Self.advance(db, id: entry.itemID, on: .uploadFailed(givenUp: failed)) }
         }
     }
@@ -200,7 +199,7 @@ extension SQLiteIndex {
     /// Whether any upload of the item may have reached the upstream.
     func uploadMayHaveReached(_ id: Int64) async throws -> Bool {
         try await pool.read { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM journal WHERE item_id = ? AND reached = 1)", arguments: [id]) ?? false
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM journal WHERE item_id = ? AND reached = 1)"), arguments: [id]) ?? false
         }
     }
 
@@ -239,10 +238,10 @@ extension SQLiteIndex {
     /// and the item's modification time, to rebuild their outbox files.
     func inlineWrites(domain: String) async throws -> [(file: String, content: Data, modified: Date)] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: """
+            try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT journal.file, journal.content, item.modified FROM journal JOIN item ON item.id = journal.item_id
                 WHERE journal.domain = ? AND journal.content IS NOT NULL
-                """, arguments: [domain]).map { ($0[0], $0[1], Date(timeIntervalSince1970: $0[2])) }
+                """), arguments: [domain]).map { ($0[0], $0[1], Date(timeIntervalSince1970: $0[2])) }
         }
     }
 }

@@ -38,10 +38,10 @@ extension SQLiteIndex {
     /// MOVE of a folder must respect them).
     func locksBelow(_ id: Int64, now: Date) async throws -> [Lock] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: """
+            try Row.fetchAll(db.cachedStatement(sql: """
                 WITH RECURSIVE sub(id) AS (SELECT id FROM item WHERE parent_id = ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
                 SELECT \(Lock.columns) FROM lock WHERE item_id IN (SELECT id FROM sub) AND \(Self.live)
-                """, arguments: [id, now.timeIntervalSince1970]).map(Lock.init(row:))
+                """), arguments: [id, now.timeIntervalSince1970]).map(Lock.init(row:))
         }
     }
 
@@ -65,7 +65,7 @@ extension SQLiteIndex {
         defer { marked() }
         try await write { db in
             let t = now.timeIntervalSince1970
-            try db.execute(sql: "DELETE FROM lock WHERE expires IS NOT NULL AND expires <= ?", arguments: [t])
+            try db.cachedStatement(sql: "DELETE FROM lock WHERE expires IS NOT NULL AND expires <= ?").execute(arguments: [t])
             let ancestors = Array(ancestry.dropLast())
             var conflicting = try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE item_id = ?"), arguments: [lock.itemID]).map(Lock.init(row:))
             if !ancestors.isEmpty {
@@ -74,16 +74,15 @@ extension SQLiteIndex {
                                                 arguments: StatementArguments(ancestors)).map(Lock.init(row:))
             }
             if lock.depthInfinity {
-                conflicting += try Row.fetchAll(db, sql: """
+                conflicting += try Row.fetchAll(db.cachedStatement(sql: """
                     WITH RECURSIVE sub(id) AS (SELECT id FROM item WHERE parent_id = ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
                     SELECT \(Lock.columns) FROM lock WHERE item_id IN (SELECT id FROM sub)
-                    """, arguments: [lock.itemID]).map(Lock.init(row:))
+                    """), arguments: [lock.itemID]).map(Lock.init(row:))
             }
             if let clash = conflicting.first(where: { $0.conflicts(exclusive: lock.exclusive) }) {
                 throw LockError.conflict(clash)
             }
-            try db.execute(sql: "INSERT INTO lock (\(Lock.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           arguments: [lock.token, lock.itemID, lock.depthInfinity, lock.exclusive, lock.ownerXML,
+            try db.cachedStatement(sql: "INSERT INTO lock (\(Lock.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").execute(arguments: [lock.token, lock.itemID, lock.depthInfinity, lock.exclusive, lock.ownerXML,
                                        lock.principal, lock.timeout, lock.expires?.timeIntervalSince1970, lock.createdItem,
                                        lock.upstreamToken])
         }
@@ -92,8 +91,7 @@ extension SQLiteIndex {
     func refreshLock(token: String, timeout: Int?, now: Date) async throws -> Lock? {
         try await write { db in
             let expires = timeout.map { now.timeIntervalSince1970 + Double($0) }
-            try db.execute(sql: "UPDATE lock SET timeout = ?, expires = ? WHERE token = ? AND \(Self.live)",
-                           arguments: [timeout, expires, token, now.timeIntervalSince1970])
+            try db.cachedStatement(sql: "UPDATE lock SET timeout = ?, expires = ? WHERE token = ? AND \(Self.live)").execute(arguments: [timeout, expires, token, now.timeIntervalSince1970])
             guard db.changesCount > 0 else { return nil }
             return try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Lock.columns) FROM lock WHERE token = ?"), arguments: [token]).map(Lock.init(row:))
         }
@@ -102,7 +100,7 @@ extension SQLiteIndex {
     /// Records the upstream's token of a mirrored lock.
     func setUpstreamToken(_ upstreamToken: String, of token: String) async throws {
         try await write { db in
-            try db.execute(sql: "UPDATE lock SET upstream_token = ? WHERE token = ?", arguments: [upstreamToken, token])
+            try db.cachedStatement(sql: "UPDATE lock SET upstream_token = ? WHERE token = ?").execute(arguments: [upstreamToken, token])
         }
     }
 
@@ -110,17 +108,17 @@ extension SQLiteIndex {
     /// back to the store after a restart.
     func mirroredLocks(domain: String, now: Date) async throws -> [Lock] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: """
+            try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT \(Lock.columns) FROM lock
                 WHERE item_id IN (SELECT id FROM item WHERE domain = ?) AND upstream_token IS NOT NULL AND \(Self.live)
-                """, arguments: [domain, now.timeIntervalSince1970]).map(Lock.init(row:))
+                """), arguments: [domain, now.timeIntervalSince1970]).map(Lock.init(row:))
         }
     }
 
     @discardableResult
     func removeLock(token: String) async throws -> Bool {
         try await write { db in
-            try db.execute(sql: "DELETE FROM lock WHERE token = ?", arguments: [token])
+            try db.cachedStatement(sql: "DELETE FROM lock WHERE token = ?").execute(arguments: [token])
             return db.changesCount > 0
         }
     }

@@ -46,12 +46,12 @@ extension SQLiteIndex {
             for change in changes {
                 switch change {
                 case .set(let p):
-                    try db.execute(sql: """
+                    try db.cachedStatement(sql: """
                         INSERT INTO dead_property (item_id, namespace, name, xml) VALUES (?, ?, ?, ?)
                         ON CONFLICT (item_id, namespace, name) DO UPDATE SET xml = excluded.xml
-                        """, arguments: [id, p.namespace, p.name, p.xml])
+                        """).execute(arguments: [id, p.namespace, p.name, p.xml])
                 case .remove(let namespace, let name):
-                    try db.execute(sql: "DELETE FROM dead_property WHERE item_id = ? AND namespace = ? AND name = ?", arguments: [id, namespace, name])
+                    try db.cachedStatement(sql: "DELETE FROM dead_property WHERE item_id = ? AND namespace = ? AND name = ?").execute(arguments: [id, namespace, name])
                 case .contentPolicy(let policy):
                     try Self.setContentPolicy(db, policy, of: id)
                 }
@@ -62,8 +62,8 @@ extension SQLiteIndex {
     /// COPY carries dead properties to the copy (RFC 4918 section 9.8.2).
     func copyDeadProperties(from source: Int64, to destination: Int64) async throws {
         try await write { db in
-            try db.execute(sql: "DELETE FROM dead_property WHERE item_id = ?", arguments: [destination])
-            try db.execute(sql: "INSERT INTO dead_property (item_id, namespace, name, xml) SELECT ?, namespace, name, xml FROM dead_property WHERE item_id = ?", arguments: [destination, source])
+            try db.cachedStatement(sql: "DELETE FROM dead_property WHERE item_id = ?").execute(arguments: [destination])
+            try db.cachedStatement(sql: "INSERT INTO dead_property (item_id, namespace, name, xml) SELECT ?, namespace, name, xml FROM dead_property WHERE item_id = ?").execute(arguments: [destination, source])
         }
     }
 }

@@ -20,14 +20,13 @@ extension SQLiteIndex {
 
     func trashEntries(domain: String) async throws -> [TrashEntry] {
         try await pool.read { db in
-            try Data.fetchAll(db, sql: "SELECT sidecar FROM trash_entry WHERE domain = ? ORDER BY deleted_at DESC, name",
-                              arguments: [domain]).map(TrashEntry.decoded)
+            try Data.fetchAll(db.cachedStatement(sql: "SELECT sidecar FROM trash_entry WHERE domain = ? ORDER BY deleted_at DESC, name"), arguments: [domain]).map(TrashEntry.decoded)
         }
     }
 
     func trashEntry(domain: String, name: String) async throws -> TrashEntry? {
         try await pool.read { db in
-            try Data.fetchOne(db, sql: "SELECT sidecar FROM trash_entry WHERE domain = ? AND name = ?", arguments: [domain, name])
+            try Data.fetchOne(db.cachedStatement(sql: "SELECT sidecar FROM trash_entry WHERE domain = ? AND name = ?"), arguments: [domain, name])
                 .map(TrashEntry.decoded)
         }
     }
@@ -35,8 +34,7 @@ extension SQLiteIndex {
     func insertTrashEntry(_ entry: TrashEntry, domain: String) async throws {
         let sidecar = try entry.encoded()
         try await write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO trash_entry (domain, name, deleted_at, size, sidecar) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [domain, entry.name, entry.deletedAt.timeIntervalSince1970, entry.size, sidecar])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO trash_entry (domain, name, deleted_at, size, sidecar) VALUES (?, ?, ?, ?, ?)").execute(arguments: [domain, entry.name, entry.deletedAt.timeIntervalSince1970, entry.size, sidecar])
         }
     }
 
@@ -44,7 +42,7 @@ extension SQLiteIndex {
         guard !names.isEmpty else { return }
         try await write { db in
             for name in names {
-                try db.execute(sql: "DELETE FROM trash_entry WHERE domain = ? AND name = ?", arguments: [domain, name])
+                try db.cachedStatement(sql: "DELETE FROM trash_entry WHERE domain = ? AND name = ?").execute(arguments: [domain, name])
             }
         }
     }
@@ -53,10 +51,10 @@ extension SQLiteIndex {
     /// entry size: folders never listed count nothing).
     func bytesBelow(_ id: Int64) async throws -> Int64 {
         try await pool.read { db in
-            try Int64.fetchOne(db, sql: """
+            try Int64.fetchOne(db.cachedStatement(sql: """
                 WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
                 SELECT COALESCE(SUM(size), 0) FROM item WHERE id IN (SELECT id FROM sub) AND is_folder = 0
-                """, arguments: [id]) ?? 0
+                """), arguments: [id]) ?? 0
         }
     }
 }

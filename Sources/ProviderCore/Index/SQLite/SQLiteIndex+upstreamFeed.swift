@@ -17,7 +17,7 @@ extension SQLiteIndex {
 
     func upstreamFeed(domain: String) async throws -> UpstreamFeedState? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT position, covers_since FROM upstream_feed WHERE domain = ?", arguments: [domain]).map {
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT position, covers_since FROM upstream_feed WHERE domain = ?"), arguments: [domain]).map {
                 UpstreamFeedState(position: $0[0], coversSince: Date(timeIntervalSince1970: $0[1]))
             }
         }
@@ -26,15 +26,14 @@ extension SQLiteIndex {
     /// Starts following the feed from `position`, taken after `coversSince`.
     func startUpstreamFeed(domain: String, at state: UpstreamFeedState) async throws {
         try await write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO upstream_feed (domain, position, covers_since) VALUES (?, ?, ?)",
-                           arguments: [domain, state.position, state.coversSince.timeIntervalSince1970])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO upstream_feed (domain, position, covers_since) VALUES (?, ?, ?)").execute(arguments: [domain, state.position, state.coversSince.timeIntervalSince1970])
         }
     }
 
     /// The upstream no longer knows the position: listings are read again
     /// until a new position is taken.
     func forgetUpstreamFeed(domain: String) async throws {
-        try await write { db in try db.execute(sql: "DELETE FROM upstream_feed WHERE domain = ?", arguments: [domain]) }
+        try await write { db in try db.cachedStatement(sql: "DELETE FROM upstream_feed WHERE domain = ?").execute(arguments: [domain]) }
     }
 
     /// Applies one page of the upstream's changes in one transaction, as a
@@ -46,14 +45,14 @@ extension SQLiteIndex {
     func applyUpstreamChanges(domain: String, present: [(path: ItemPath, entry: UpstreamEntry)], removed: [ItemPath],
                               position: String, last: Bool, namespace: NamespaceStamp?) async throws -> ListingEffects {
         try await write { db in
-            guard let coversSince = try Double.fetchOne(db, sql: "SELECT covers_since FROM upstream_feed WHERE domain = ?", arguments: [domain])
+            guard let coversSince = try Double.fetchOne(db.cachedStatement(sql: "SELECT covers_since FROM upstream_feed WHERE domain = ?"), arguments: [domain])
             else { return ListingEffects() }
             var folders: [ItemPath: Int64] = [:]
             func folder(_ path: ItemPath) throws -> Int64? {
                 if let known = folders[path] { return known }
                 let id: Int64
                 if path.isEmpty {
-                    guard let root = try Int64.fetchOne(db, sql: "SELECT id FROM item WHERE domain = ? AND parent_id IS NULL", arguments: [domain])
+                    guard let root = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM item WHERE domain = ? AND parent_id IS NULL"), arguments: [domain])
                     else { return nil }
                     id = root
                 } else {
@@ -79,10 +78,9 @@ extension SQLiteIndex {
                 effects.stale += applied.stale
                 effects.changedLocal += applied.changedLocal
             }
-            try db.execute(sql: "UPDATE upstream_feed SET position = ? WHERE domain = ?", arguments: [position, domain])
+            try db.cachedStatement(sql: "UPDATE upstream_feed SET position = ? WHERE domain = ?").execute(arguments: [position, domain])
             if last {
-                try db.execute(sql: "UPDATE item SET listed_at = ? WHERE domain = ? AND is_folder = 1 AND listed_at >= ?",
-                               arguments: [Date().timeIntervalSince1970, domain, coversSince])
+                try db.cachedStatement(sql: "UPDATE item SET listed_at = ? WHERE domain = ? AND is_folder = 1 AND listed_at >= ?").execute(arguments: [Date().timeIntervalSince1970, domain, coversSince])
             }
             return effects
         }
