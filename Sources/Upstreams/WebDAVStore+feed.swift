@@ -48,7 +48,7 @@ extension WebDAVStore {
         let base = DAVPath(segments: basePath)
         var changes = UpstreamChanges(present: [], removed: [], position: token, more: false)
         for response in root.elements where response.name == .dav("response") {
-            let status = response.first(.dav("status")).flatMap { PropfindAnswer.statusCode($0.text.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            let status = response.first(.dav("status")).flatMap { PropfindAnswer.statusCode($0.text.trimmingXMLWhitespace) }
             if status == 507 {
                 changes.more = true
                 continue

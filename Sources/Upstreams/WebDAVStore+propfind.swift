@@ -74,7 +74,7 @@ struct PropfindAnswer: Sendable {
 
     static func answer(_ response: XMLElement) -> PropfindAnswer {
         var answer = PropfindAnswer()
-        if let href = response.first(.dav("href"))?.text.trimmingCharacters(in: .whitespacesAndNewlines) {
+        if let href = response.first(.dav("href"))?.text.trimmingXMLWhitespace {
             answer.path = try? DAVPath.parse(requestTarget: href).path
         }
         for propstat in response.elements where propstat.name == .dav("propstat") {
@@ -83,7 +83,7 @@ struct PropfindAnswer: Sendable {
                   let prop = propstat.first(.dav("prop"))
             else { continue }
             for property in prop.elements {
-                let value = property.text.trimmingCharacters(in: .whitespacesAndNewlines)
+                let value = property.text.trimmingXMLWhitespace
                 switch property.name {
                 case .dav("resourcetype"):
                     answer.isFolder = property.first(.dav("collection")) != nil
@@ -121,7 +121,7 @@ struct PropfindAnswer: Sendable {
     static func statuses(_ root: XMLElement) -> [Int] {
         var found: [Int] = []
         func walk(_ element: XMLElement) {
-            if element.name == .dav("status"), let code = statusCode(element.text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            if element.name == .dav("status"), let code = statusCode(element.text.trimmingXMLWhitespace) {
                 found.append(code)
             }
             element.elements.forEach(walk)

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import DAVProtocol
+import DAVXML
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -114,7 +115,7 @@ extension WebDAVStore {
     /// tag is the same, and so must the version be, or every fresh file would
     /// look changed upstream one listing later.
     static func version(ofETag etag: String) -> String {
-        let trimmed = etag.trimmingCharacters(in: .whitespaces)
+        let trimmed = etag.trimmingXMLWhitespace
         return trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed
     }
 

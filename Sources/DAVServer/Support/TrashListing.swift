@@ -33,7 +33,7 @@ public enum TrashListing {
             guard let href = response.first(.dav("href"))?.text,
                   let prop = response.first(.dav("propstat"))?.first(.dav("prop")),
                   let location = prop.first(XMLName(nextcloud, "trashbin-original-location"))?.text,
-                  let name = try? DAVPath.parse(requestTarget: href.trimmingCharacters(in: .whitespaces)).path.name else { continue }
+                  let name = try? DAVPath.parse(requestTarget: href.trimmingXMLWhitespace).path.name else { continue }
             let seconds = Double(prop.first(XMLName(nextcloud, "trashbin-deletion-time"))?.text ?? "") ?? 0
             entries.append(TrashEntry(
                 name: name, originalPath: location.split(separator: "/").map(String.init),

@@ -28,7 +28,7 @@ public enum VersionListing {
     /// first); the collection's own response is left out.
     public static func versions(fromMultistatus body: [UInt8]) throws -> [FileVersion] {
         try XMLDocumentParser.parse(body).elements.filter { $0.name == .dav("response") }.compactMap { response in
-            guard let href = response.first(.dav("href"))?.text.trimmingCharacters(in: .whitespaces), !href.hasSuffix("/"),
+            guard let href = response.first(.dav("href"))?.text.trimmingXMLWhitespace, !href.hasSuffix("/"),
                   let prop = response.first(.dav("propstat"))?.first(.dav("prop")),
                   let id = try? DAVPath.parse(requestTarget: href).path.name else { return nil }
             let size = Int64(prop.first(.dav("getcontentlength"))?.text ?? "") ?? 0

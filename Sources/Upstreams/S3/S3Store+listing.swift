@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import DAVProtocol
+import DAVXML
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -126,7 +127,7 @@ extension S3Store {
     /// differ in quoting: rclone serve s3 lists ETags bare but quotes them
     /// in HEAD, GET and PUT answers, and one file must have one version.
     static func version(ofETag etag: String) -> String {
-        var tag = Substring(etag.trimmingCharacters(in: .whitespaces))
+        var tag = Substring(etag.trimmingXMLWhitespace)
         if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
         if tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\"") { tag = tag.dropFirst().dropLast() }
         return String(tag)
