@@ -185,15 +185,23 @@ extension SQLiteIndex {
     /// content is cached already (written through, or copied here).
     static func insert(_ db: Database, _ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String?, listed: Bool,
                        state: StoredState? = nil) throws -> Item {
+        try Self.item(db, id: insertRow(db, entry, parent: parent, domain: domain, cachedVersion: cachedVersion, listed: listed, state: state))
+    }
+
+    /// `insert` without reading the new row back, for a listing's members:
+    /// `seen` (the refresh that found it) is set in the same statement.
+    @discardableResult
+    private static func insertRow(_ db: Database, _ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String?,
+                                  listed: Bool, state: StoredState? = nil, seen: Int64? = nil) throws -> Int64 {
         let now = Date().timeIntervalSince1970
         let initial = state ?? (entry.isFolder ? .folder : cachedVersion != nil && cachedVersion == entry.version ? .materialized : .placeholder)
         try db.cachedStatement(sql: """
-                INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, upstream_version, cached_version, executable, listed_at, state)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, upstream_version, cached_version, executable, listed_at, state, seen)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [domain, parent, entry.name, entry.isFolder, entry.isFolder ? 0 : entry.size,
                         entry.modified.timeIntervalSince1970, now, entry.version, cachedVersion, entry.executable,
-                        listed ? now : nil, initial.rawValue])
-        return try Self.item(db, id: db.lastInsertedRowID)
+                        listed ? now : nil, initial.rawValue, seen])
+        return db.lastInsertedRowID
     }
 
     /// Records new content for an existing file: the upstream's entry and a
@@ -294,15 +302,16 @@ extension SQLiteIndex {
         let mark = try db.cachedStatement(sql: "UPDATE item SET seen = ? WHERE id = ?")
         for entry in entries {
             let item = try Row.fetchOne(find, arguments: [folder, entry.name]).map(Item.init(row:))
-            var marked = item?.id
             switch ListingDecision(existing: item, entry: entry) {
             case .insert:
-                marked = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false).id
+                try Self.insertRow(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false, seen: pass)
+                continue
             case .keepOurs, .unchanged:
                 break
             case .replace:
                 effects.stale.append(contentsOf: try Self.deleteSubtree(db, id: item!.id))
-                marked = try Self.insert(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false).id
+                try Self.insertRow(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false, seen: pass)
+                continue
             case .newContent:
                 let item = item!
                 try db.cachedStatement(sql: """
@@ -316,7 +325,7 @@ extension SQLiteIndex {
             case .newFolderDate:
                 try db.cachedStatement(sql: "UPDATE item SET modified = ? WHERE id = ?").execute(arguments: [entry.modified.timeIntervalSince1970, item!.id])
             }
-            try mark.execute(arguments: [pass, marked!])
+            try mark.execute(arguments: [pass, item!.id])
         }
         return effects
     }
