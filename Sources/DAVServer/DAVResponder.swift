@@ -28,6 +28,7 @@ struct DAVResponder: HTTPResponder {
     static let maxTargetBytes = 16 * 1024
 
     func respond(to request: Request, context: Context) async throws -> Response {
+        ServerActivity.requestBegins()
         let method = request.method.rawValue
         let target = request.head.path ?? "/"
         let start = ContinuousClock.now

@@ -108,7 +108,11 @@ struct Serve: AsyncParsableCommand {
         // after the grace), so what is reported below is what really waits.
         let ordered = config.domains.compactMap { providers[$0.name] }
         let uploader = Uploader(providers: ordered, grace: settings.shutdownGrace)
-        var services: [any Service] = [uploader, DomainLoop.eagerRefresh(ordered), DomainLoop.hourlyExpiry(ordered)]
+        let quiet = QuietMemoryRelease(activity: { ServerActivity.requestsBegun }) {
+            index.releaseMemory()
+            QuietMemoryRelease.trimHeap()
+        }
+        var services: [any Service] = [uploader, DomainLoop.eagerRefresh(ordered), DomainLoop.hourlyExpiry(ordered), quiet]
         let heartbeat = index.isShared ? InstanceHeartbeat(index: index, scheme: scheme, host: host, providers: ordered, logger: logger) : nil
         if let heartbeat {
             services.append(heartbeat)

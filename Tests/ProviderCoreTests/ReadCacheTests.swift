@@ -37,3 +37,22 @@ struct ReadCacheTests {
         #expect(reread.sorted() == [1, 2])
     }
 }
+
+extension ReadCacheTests {
+    @Test("a release forgets every key, and a read racing it is not kept")
+    func releaseForgetsEverything() {
+        let cache = ReadCache<Int, String>()
+        _ = cache.values(for: [1, 2]) { keys in Dictionary(uniqueKeysWithValues: keys.map { ($0, "old") }) }
+        let racing = cache.value(for: 3) {
+            cache.release()
+            return "read while released"
+        }
+        #expect(racing == "read while released")
+        var reread: [Int] = []
+        _ = cache.values(for: [1, 2, 3]) { keys in
+            reread = keys
+            return Dictionary(uniqueKeysWithValues: keys.map { ($0, "new") })
+        }
+        #expect(reread.sorted() == [1, 2, 3])
+    }
+}

@@ -109,6 +109,12 @@ protocol IndexStore: Sendable {
     func insertTrashEntry(_ entry: TrashEntry, domain: String) async throws
     func deleteTrashEntries(_ names: [String], domain: String) async throws
 
+    // MARK: Memory
+    /// Frees the database connections' page caches and statements and the
+    /// read caches, once the server has gone quiet: they refill as the next
+    /// requests need them.
+    func releaseMemory()
+
     // MARK: Status
     func storedStateCounts(domain: String) async throws -> [ItemState.Name: Int]
     func bytesListed(domain: String) async throws -> Int64

@@ -165,6 +165,11 @@ final class LocalHoldings: Sendable {
         }.value
     }
 
+    /// The local database's page cache and statements freed.
+    func releaseMemory() {
+        database?.releaseMemoryEventually()
+    }
+
     /// The cache now holds `version` of the item.
     func record(_ version: String, for id: Int64) async throws {
         guard let database else { return }

@@ -18,3 +18,11 @@ extension PostgresIndex {
         }
     }
 }
+
+extension PostgresIndex {
+    /// The shared rows live in PostgreSQL; here only the holdings' local
+    /// database keeps pages to give back.
+    func releaseMemory() {
+        holdings.releaseMemory()
+    }
+}

@@ -38,6 +38,12 @@ final class LookupConnections: Sendable {
         try next().read(body)
     }
 
+    /// Each connection's page cache and prepared statements freed, one
+    /// connection at a time (a lookup on another goes on meanwhile).
+    func releaseMemory() {
+        for connection in connections { connection.releaseMemory() }
+    }
+
     /// One statement: SQLite gives it a snapshot of its own.
     func readStatement<T>(_ body: (Database) throws -> T) throws -> T {
         try next().unsafeRead(body)

@@ -58,6 +58,15 @@ final class ReadCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         try values(for: [key]) { _ in [key: try read()] }[key]!
     }
 
+    /// Forgets everything and gives the table's storage back, when the
+    /// server has gone quiet (`SQLiteIndex.releaseMemory`).
+    func release() {
+        state.withLockedValue { state in
+            state.generation &+= 1
+            state.entries = [:]
+        }
+    }
+
     /// Called after every write to the index, committed or not.
     func invalidate() {
         state.withLockedValue { state in

@@ -16,7 +16,7 @@ final class SQLiteIndex: IndexStore {
     /// event loop: never `pool`'s, whose readers async reads hold while
     /// they wait to resume on the same loops (a loop blocked waiting for a
     /// reader would wait forever).
-    private let lookups: LookupConnections
+    let lookups: LookupConnections
     /// One fsync of the log for every write waiting (`write`).
     private let logSync: GroupSync
     /// What `hasLiveLocks` remembers: no live lock seen since the last insert.
