@@ -296,12 +296,20 @@ extension SQLiteIndex {
         try await write { db in try Self.sweep(db, folder: folder, pass: pass, version: version) }
     }
 
+    /// The page's members the index holds are read in one statement and
+    /// marked seen in one: a refresh of an unchanged folder of 10,000 was
+    /// 20,000 statements (a lookup and a mark per name), a quarter second
+    /// of CPU each time its listing went stale.
     static func apply(_ db: Database, _ entries: [UpstreamEntry], folder: Int64, domain: String, pass: Int64) throws -> ListingEffects {
         var effects = ListingEffects()
-        let find = try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?")
-        let mark = try db.cachedStatement(sql: "UPDATE item SET seen = ? WHERE id = ?")
+        var held = try Self.members(db, of: folder, named: entries.map(\.name))
+        var seen: [Int64] = []
+        seen.reserveCapacity(entries.count)
         for entry in entries {
-            let item = try Row.fetchOne(find, arguments: [folder, entry.name]).map(Item.init(row:))
+            // Taken out, so a name listed twice finds the row the first made.
+            let item = try held.removeValue(forKey: ExactName(entry.name))
+                ?? Row.fetchOne(db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?"),
+                                arguments: [folder, entry.name]).map(Item.init(row:))
             switch ListingDecision(existing: item, entry: entry) {
             case .insert:
                 try Self.insertRow(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false, seen: pass)
@@ -315,9 +323,9 @@ extension SQLiteIndex {
             case .newContent:
                 let item = item!
                 try db.cachedStatement(sql: """
-                        UPDATE item SET size = ?, modified = ?, upstream_version = ?, cached_version = NULL, executable = ?,
-                            content_version = content_version + 1 WHERE id = ?
-                        """).execute(arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, entry.executable, item.id])
+                    UPDATE item SET size = ?, modified = ?, upstream_version = ?, cached_version = NULL, executable = ?,
+                        content_version = content_version + 1 WHERE id = ?
+                    """).execute(arguments: [entry.size, entry.modified.timeIntervalSince1970, entry.version, entry.executable, item.id])
                 if try Self.advance(db, id: item.id, on: .upstreamChanged) == .dropCache || item.cachedVersion != nil {
                     effects.stale.append(item.id)
                 }
@@ -325,9 +333,35 @@ extension SQLiteIndex {
             case .newFolderDate:
                 try db.cachedStatement(sql: "UPDATE item SET modified = ? WHERE id = ?").execute(arguments: [entry.modified.timeIntervalSince1970, item!.id])
             }
-            try mark.execute(arguments: [pass, item!.id])
+            seen.append(item!.id)
+        }
+        if !seen.isEmpty {
+            try db.cachedStatement(sql: "UPDATE item SET seen = ? WHERE id IN (SELECT value FROM json_each(?))")
+                .execute(arguments: [pass, jsonArray(seen)])
         }
         return effects
+    }
+
+    /// A name compared byte for byte, as SQLite compares `item.name`:
+    /// Swift's `String` equality would take a decomposed name for its
+    /// composed twin, and two members may hold those.
+    struct ExactName: Hashable {
+        let bytes: [UInt8]
+        init(_ name: String) { bytes = Array(name.utf8) }
+    }
+
+    /// The members of `folder` among `names`, by name.
+    private static func members(_ db: Database, of folder: Int64, named names: [String]) throws -> [ExactName: Item] {
+        var found: [ExactName: Item] = [:]
+        found.reserveCapacity(names.count)
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name IN (SELECT value FROM json_each(?))
+            """), arguments: [folder, jsonArray(names)])
+        while let row = try rows.next() {
+            let item = Item(row: row)
+            found[ExactName(item.name)] = item
+        }
+        return found
     }
 
     /// Removes the members `pass` did not see (but what waits to be
