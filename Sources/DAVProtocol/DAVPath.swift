@@ -159,4 +159,11 @@ public struct DAVPath: Hashable, Sendable, CustomStringConvertible {
         if s.allBytes({ $0 < 0x80 }) { return s }
         return String(decoding: s._nfcCodeUnits, as: UTF8.self)
     }
+
+    /// Whether `s` is NFC already, so that a request path can name it: a
+    /// folder's names are checked one by one when it is listed, and
+    /// Foundation's normaliser (through ICU) took a fifteenth of a refresh.
+    public static func isNFC(_ s: String) -> Bool {
+        s.allBytes { $0 < 0x80 } || s.utf8.elementsEqual(s._nfcCodeUnits)
+    }
 }

@@ -1,3 +1,4 @@
+import DAVProtocol
 import Foundation
 import ProviderCore
 
@@ -161,7 +162,7 @@ extension DirectoryStore {
     static func names(in folder: borrowing Descriptor) throws(UpstreamError) -> [String] {
         try rawNames(in: folder).compactMap { raw in
             guard let name = String(validating: raw.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self), !name.hasPrefix(temporaryPrefix),
-                  name.utf8.elementsEqual(name.precomposedStringWithCanonicalMapping.utf8) else { return nil }
+                  DAVPath.isNFC(name) else { return nil }
             return name
         }
     }

@@ -144,3 +144,15 @@ import Testing
         }
     }
 }
+
+extension DAVPathTests {
+    /// A listed name a request path can reach is NFC; a decomposed one is not.
+    @Test func isNFC() {
+        #expect(DAVPath.isNFC("plain-ascii.txt"))
+        #expect(DAVPath.isNFC(""))
+        #expect(DAVPath.isNFC("\u{FC}ber"))            // ü composed
+        #expect(!DAVPath.isNFC("u\u{308}ber"))         // u + combining diaeresis
+        #expect(DAVPath.isNFC("日本語.txt"))
+        #expect(!DAVPath.isNFC("\u{212B}"))            // Angstrom sign: NFC is Å
+    }
+}
