@@ -204,7 +204,8 @@ private func credentials(of domain: DomainSettings, vault: Vault?, config: Gatew
 /// and glibc gave the heap's top back with `brk` after each, then faulted
 /// it in again (TLB shootdowns and page faults, 12% of a small PUT's CPU in
 /// issue 14's profile). Keeping up to 4 MiB free at the top, and growing it
-/// 1 MiB at a time, ends that churn for a bounded few MiB.
+/// 1 MiB at a time, ends that churn for a bounded few MiB, which
+/// `QuietMemoryRelease` gives back once the requests stop.
 private func limitAllocatorRetention() {
     #if os(Linux)
     _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 128 * 1024)
