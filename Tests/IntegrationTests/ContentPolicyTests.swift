@@ -99,7 +99,8 @@ struct ContentPolicyTests {
                 return live["/files/live/y.bin"]?.state == "materialized"
                     && live["/files/live/x.bin"]?.state == "materialized" && live["/files/live/x.bin"]?.length == "20000"
             }
-            #expect(server.stderr.contains("eager /live: fetched"), "the background refresh logs what it fetched")
+            // The summary line follows the last fetch, a moment after the files are local.
+            try await eventually("the background refresh logs what it fetched") { server.stderr.contains("eager /live: fetched") }
             // Served from the cache now: the upstream copy can go and the bytes stay.
             try FileManager.default.removeItem(at: folder.appendingPathComponent("y.bin"))
             #expect(try await client.send("GET", "/files/live/y.bin").body == Data(repeating: 2, count: 30_000))
