@@ -307,9 +307,7 @@ extension SQLiteIndex {
         seen.reserveCapacity(entries.count)
         for entry in entries {
             // Taken out, so a name listed twice finds the row the first made.
-            let item = try held.removeValue(forKey: ExactName(entry.name))
-                ?? Row.fetchOne(db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?"),
-                                arguments: [folder, entry.name]).map(Item.init(row:))
+            let item = try held.removeValue(forKey: ExactName(entry.name)) ?? Self.child(db, of: folder, named: entry.name)
             switch ListingDecision(existing: item, entry: entry) {
             case .insert:
                 try Self.insertRow(db, entry, parent: folder, domain: domain, cachedVersion: nil, listed: false, seen: pass)
