@@ -162,8 +162,12 @@ extension DAVExchange {
             Multistatus.appendPropstat(status: 200, properties: names, into: &out)
         case .allprop(let include):
             out += "<D:propstat><D:prop>"
-            for live in LiveProperty.allCases where live.inAllprop || (!include.isEmpty && include.contains(live.name)) {
-                _ = live.render(item, displayName: displayName, context: context, into: &out)
+            if include.isEmpty {
+                for live in LiveProperty.allprop { _ = live.render(item, displayName: displayName, context: context, into: &out) }
+            } else {
+                for live in LiveProperty.allCases where live.inAllprop || include.contains(live.name) {
+                    _ = live.render(item, displayName: displayName, context: context, into: &out)
+                }
             }
             for property in dead { out += property.xml }
             out += "</D:prop><D:status>"

@@ -53,6 +53,11 @@ enum LiveProperty: Int, CaseIterable {
     private static let tagTable = allCases.map { PropertyTags($0.name) }
     var tags: PropertyTags { Self.tagTable[rawValue] }
 
+    /// The properties allprop returns, in the order it renders them,
+    /// listed once: `allCases` builds a new array on every use, and
+    /// allprop asks for every member of a listing.
+    static let allprop = allCases.filter(\.inAllprop)
+
     /// RFC 4331 section 3: quota properties are only returned when named;
     /// so are ownCloud's checksums, which only its clients ask for.
     /// davgate's states need the provider, so they too come only when named.
@@ -79,12 +84,12 @@ enum LiveProperty: Int, CaseIterable {
         guard applies(to: item) else { return false }
         let tags = self.tags
         switch self {
-        case .creationdate: tags.append(text: HTTPDate.iso8601(item.created), to: &out)
+        case .creationdate: tags.append(formatted: HTTPDate.iso8601(item.created), to: &out)
         case .displayname: tags.append(text: displayName, to: &out)
-        case .getcontentlength: tags.append(text: String(item.size), to: &out)
-        case .getcontenttype: tags.append(text: ContentType.forName(item.name), to: &out)
-        case .getetag: tags.append(text: item.etag, to: &out)
-        case .getlastmodified: tags.append(text: HTTPDate.rfc1123(item.modified), to: &out)
+        case .getcontentlength: tags.append(formatted: String(item.size), to: &out)
+        case .getcontenttype: tags.append(formatted: ContentType.forName(item.name), to: &out)
+        case .getetag: tags.append(formatted: item.etag, to: &out)
+        case .getlastmodified: tags.append(formatted: HTTPDate.rfc1123(item.modified), to: &out)
         case .resourcetype: tags.append(valueXML: item.isFolder ? "<D:collection/>" : "", to: &out)
         case .supportedlock: tags.append(valueXML: LockXML.supportedlockValue, to: &out)
         case .lockdiscovery:
@@ -92,17 +97,17 @@ enum LiveProperty: Int, CaseIterable {
             tags.append(valueXML: locks.isEmpty ? "" : LockXML.lockdiscoveryValue(locks), to: &out)
         case .quotaAvailableBytes:
             guard let quota = context.quota else { return false }
-            tags.append(text: String(quota.available), to: &out)
+            tags.append(formatted: String(quota.available), to: &out)
         case .quotaUsedBytes:
             guard let quota = context.quota else { return false }
-            tags.append(text: String(quota.used), to: &out)
-        case .executable: tags.append(text: item.executable ? "T" : "F", to: &out)
+            tags.append(formatted: String(quota.used), to: &out)
+        case .executable: tags.append(formatted: item.executable ? "T" : "F", to: &out)
         case .state:
             guard let content = context.contents[item.id] else { return false }
             tags.append(text: content.state, to: &out)
         case .bytesCached:
             guard let content = context.contents[item.id] else { return false }
-            tags.append(text: String(content.bytesCached), to: &out)
+            tags.append(formatted: String(content.bytesCached), to: &out)
         case .checksums:
             guard let checksum = item.checksum else { return false }
             tags.append(valueXML: "<checksum xmlns=\"\(DAVNamespace.ownCloud)\">\(XMLEscaping.text(checksum))</checksum>", to: &out)

@@ -80,19 +80,35 @@ public struct Item: Sendable, Equatable {
     /// when anything below it does (the meaning Nextcloud and ownCloud
     /// give it), so a client can skip a subtree whose ETag it already has.
     ///
-    /// Built by appending: up to 15 bytes it stays a small string and
-    /// allocates nothing, where the interpolation allocated for every
-    /// member of a PROPFIND.
+    /// Written as bytes into a string of known size: every member of a
+    /// PROPFIND has one, and appending its pieces (or interpolating them)
+    /// cost a string per piece.
     public var etag: String {
-        var tag = "\""
-        tag += String(id, radix: 16)
-        tag += "-"
-        tag += String(contentVersion, radix: 16)
-        if isFolder {
-            tag += "-"
-            tag += String(treeVersion, radix: 16)
+        String(unsafeUninitializedCapacity: 3 * 17 + 4) { out in
+            var count = 0
+            // As `String(value, radix: 16)`: lowercase, a minus sign
+            // before a negative one (none is, but an ETag must not change).
+            func hex(_ value: Int64) {
+                if value < 0 { out[count] = UInt8(ascii: "-"); count += 1 }
+                let v = value.magnitude
+                var digits = 1
+                while digits < 16 && v >> (4 * UInt64(digits)) != 0 { digits += 1 }
+                for k in stride(from: digits - 1, through: 0, by: -1) {
+                    let nibble = UInt8(truncatingIfNeeded: v >> (4 * UInt64(k))) & 0xF
+                    out[count] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+                    count += 1
+                }
+            }
+            out[count] = UInt8(ascii: "\""); count += 1
+            hex(id)
+            out[count] = UInt8(ascii: "-"); count += 1
+            hex(contentVersion)
+            if isFolder {
+                out[count] = UInt8(ascii: "-"); count += 1
+                hex(treeVersion)
+            }
+            out[count] = UInt8(ascii: "\""); count += 1
+            return count
         }
-        tag += "\""
-        return tag
     }
 }
