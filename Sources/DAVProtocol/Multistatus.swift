@@ -34,8 +34,7 @@ public enum Multistatus {
     /// - Parameter href: the already percent-encoded href (``DAVPath/href(collection:)``);
     ///   it is XML-escaped here.
     public static func response(href: String, propstats: [PropStat]) -> String {
-        var out = ""
-        openResponse(href: href, into: &out)
+        var out = "<D:response><D:href>\(XMLEscaping.text(href))</D:href>"
         for propstat in propstats {
             out += "<D:propstat><D:prop>"
             for property in propstat.properties { out += property }
@@ -51,20 +50,24 @@ public enum Multistatus {
     /// The parts of ``response(href:propstats:)`` for writing a response in
     /// place (a PROPFIND's thousands of members, without an array of
     /// strings each): `<D:response><D:href>…</D:href>`, then propstats
-    /// (``appendPropstat(status:properties:into:)``), then ``closeResponse``.
-    public static func openResponse(href: String, into out: inout String) {
-        out += "<D:response><D:href>"
-        out += XMLEscaping.text(href)
-        out += "</D:href>"
+    /// (``openPropstat(into:)``, properties, ``closePropstat(status:into:)``),
+    /// then ``closeResponse``.
+    public static func openResponse(href: String, into out: inout XMLBytes) {
+        out.append("<D:response><D:href>")
+        out.append(escaping: href)
+        out.append("</D:href>")
     }
 
-    /// A `<D:propstat>` of already rendered properties.
-    public static func appendPropstat(status: Int, properties: String, into out: inout String) {
-        out += "<D:propstat><D:prop>"
-        out += properties
-        out += "</D:prop><D:status>"
-        out += StatusLine.line(status)
-        out += "</D:status></D:propstat>"
+    /// Opens a `<D:propstat>`: its properties follow, then ``closePropstat(status:into:)``.
+    public static func openPropstat(into out: inout XMLBytes) {
+        out.append("<D:propstat><D:prop>")
+    }
+
+    /// Closes a `<D:propstat>` opened by ``openPropstat(into:)`` with its status.
+    public static func closePropstat(status: Int, into out: inout XMLBytes) {
+        out.append("</D:prop><D:status>")
+        out.append(StatusLine.line(status))
+        out.append("</D:status></D:propstat>")
     }
 
     public static let closeResponse = "</D:response>"

@@ -68,25 +68,25 @@ public final class PropertyTags: Sendable {
 
     /// Appends the element around `valueXML` (well-formed XML content), or
     /// the empty element when there is none, as ``PropertyXML/element(_:valueXML:)``.
-    public func append(valueXML: String, to out: inout String) {
+    public func append(valueXML: String, to out: inout XMLBytes) {
         if valueXML.isEmpty {
-            out += empty
+            out.append(empty)
         } else {
-            out += open
-            out += valueXML
-            out += close
+            out.append(open)
+            out.append(valueXML)
+            out.append(close)
         }
     }
 
     /// Appends the element around `value` escaped, as ``PropertyXML/text(_:_:)``.
-    public func append(text value: String, to out: inout String) {
+    public func append(text value: String, to out: inout XMLBytes) {
         append(valueXML: XMLEscaping.text(value), to: &out)
     }
 
     /// Appends the element around a value the server formatted itself
     /// (digits, dates, ETags, media types), which has nothing to escape:
     /// skipping the scan saves five of a PROPFIND member's seven.
-    public func append(formatted value: String, to out: inout String) {
+    public func append(formatted value: String, to out: inout XMLBytes) {
         append(valueXML: value, to: &out)
     }
 }

@@ -100,11 +100,16 @@ struct DAVExchange: Sendable {
             headers[.contentLength] = "0"
             return Response(status: status, headers: headers)
         }
-        var buffer = ByteBuffer()
-        buffer.writeString(body)
+        return response(status, headers: headers, body: ByteBuffer(string: body), contentType: contentType)
+    }
+
+    /// A response with a body already in a buffer.
+    static func response(_ status: HTTPResponse.Status, headers: HTTPFields = [:], body: ByteBuffer,
+                         contentType: String = "application/xml; charset=utf-8") -> Response {
+        var headers = headers
         headers[.contentType] = contentType
-        headers[.contentLength] = String(buffer.readableBytes)
-        return Response(status: status, headers: headers, body: .init(byteBuffer: buffer))
+        headers[.contentLength] = String(body.readableBytes)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 
     static let multiStatus = HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status")

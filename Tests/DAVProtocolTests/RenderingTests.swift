@@ -44,13 +44,14 @@ import Testing
         for name in names {
             let tags = PropertyTags(name)
             for value in ["a & <b>", "plain", "", "\u{1}"] {
-                var out = "before"
+                var out = XMLBytes(capacity: 1)
+                out.append("before")
                 tags.append(text: value, to: &out)
-                #expect(out == "before" + PropertyXML.text(name, value), "\(name) \(value.debugDescription)")
+                #expect(out.string == "before" + PropertyXML.text(name, value), "\(name) \(value.debugDescription)")
             }
-            var element = ""
+            var element = XMLBytes()
             tags.append(valueXML: "<D:collection/>", to: &element)
-            #expect(element == PropertyXML.element(name, valueXML: "<D:collection/>"))
+            #expect(element.string == PropertyXML.element(name, valueXML: "<D:collection/>"))
             #expect(tags.empty == PropertyXML.empty(name))
         }
     }
@@ -60,12 +61,15 @@ import Testing
         let href = DAVPath(segments: ["a&b <c>", "ü"]).href(collection: false)
         let found = [PropertyXML.text(.dav("getetag"), "\"1\""), PropertyXML.empty(.dav("resourcetype"))]
         let missing = [PropertyXML.empty(XMLName("urn:x", "gone"))]
-        var out = ""
+        var out = XMLBytes()
         Multistatus.openResponse(href: href, into: &out)
-        Multistatus.appendPropstat(status: 200, properties: found.joined(), into: &out)
-        Multistatus.appendPropstat(status: 404, properties: missing.joined(), into: &out)
-        out += Multistatus.closeResponse
-        #expect(out == Multistatus.response(href: href, propstats: [PropStat(status: 200, properties: found),
+        for (status, properties) in [(200, found), (404, missing)] {
+            Multistatus.openPropstat(into: &out)
+            for property in properties { out.append(property) }
+            Multistatus.closePropstat(status: status, into: &out)
+        }
+        out.append(Multistatus.closeResponse)
+        #expect(out.string == Multistatus.response(href: href, propstats: [PropStat(status: 200, properties: found),
                                                                     PropStat(status: 404, properties: missing)]))
     }
 

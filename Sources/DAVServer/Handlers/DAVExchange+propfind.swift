@@ -36,7 +36,8 @@ extension DAVExchange {
         if depth != .zero && target.isFolder {
             guard try await provider.refreshIfStale(target) else { throw DAVError(.notFound, "no such resource: gone upstream") }
         }
-        var first = Multistatus.header
+        var first = XMLBytes(capacity: 4096)
+        first.append(Multistatus.header)
         try await renderPage([(target, itemPath)], provider: provider, query: query, quota: quota, hasLocks: hasLocks, into: &first)
         var fields = HTTPFields()
         fields[.contentType] = "application/xml; charset=utf-8"
@@ -44,17 +45,18 @@ extension DAVExchange {
             // One response: whole, with its length, sent with the head in
             // one write (a streamed body flushed the head on its own and
             // went chunked).
-            first += Multistatus.footer
-            return Response(status: Self.multiStatus, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: first)))
+            first.append(Multistatus.footer)
+            return Response(status: Self.multiStatus, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(xml: first)))
         }
+        let head = ByteBuffer(xml: first)
         let exchange = self
-        let body = ResponseBody { [first] writer in
-            // One string, its storage kept, sent in pieces of about
-            // `streamPiece`: a page rendered whole (500 members, 450 KB)
-            // took a fresh mmap'd buffer twice per page, and faulting their
-            // pages in was a tenth of a PROPFIND of 10,000 members.
-            var text = first
-            text.reserveCapacity(Self.streamPiece + 16 * 1024)
+        let body = ResponseBody { writer in
+            // One buffer, kept, sent in pieces of about `streamPiece`: a
+            // page rendered whole (500 members, 450 KB) took a fresh mmap'd
+            // buffer twice per page, and faulting their pages in was a
+            // tenth of a PROPFIND of 10,000 members.
+            var text = XMLBytes(capacity: Self.streamPiece + 16 * 1024)
+            head.withUnsafeReadableBytes { text.append($0) }
             var folders: [(Item, ItemPath)] = [(target, exchange.itemPath)]
             while !folders.isEmpty {
                 let (folder, folderPath) = folders.removeFirst()
@@ -69,17 +71,17 @@ extension DAVExchange {
                     let members = page.map { ($0, folderPath + [$0.name]) }
                     try await exchange.renderPage(members, provider: provider, query: query, quota: quota, hasLocks: hasLocks,
                                                   into: &text) { text in
-                        guard text.utf8.count >= Self.streamPiece else { return }
-                        try await writer.write(ByteBuffer(string: text))
-                        text.removeAll(keepingCapacity: true)
+                        guard text.count >= Self.streamPiece else { return }
+                        try await writer.write(ByteBuffer(xml: text))
+                        text.removeAll()
                     }
                     if depth == .infinity {
                         folders += members.filter { $0.0.isFolder }
                     }
                 }
             }
-            text += Multistatus.footer
-            try await writer.write(ByteBuffer(string: text))
+            text.append(Multistatus.footer)
+            try await writer.write(ByteBuffer(xml: text))
             try await writer.finish(nil)
         }
         return Response(status: Self.multiStatus, headers: fields, body: body)
@@ -93,7 +95,7 @@ extension DAVExchange {
     /// their dead properties and locks fetched in as few queries as
     /// possible; `flush` may send and empty `out` after each member.
     func renderPage(_ items: [(Item, ItemPath)], provider: Provider, query: PropfindRequest, quota: UpstreamQuota?, hasLocks: Bool,
-                    into out: inout String, flush: (inout String) async throws -> Void = { _ in }) async throws {
+                    into out: inout XMLBytes, flush: (inout XMLBytes) async throws -> Void = { _ in }) async throws {
         let wantsState = query.names(LiveProperty.state.name, LiveProperty.bytesCached.name)
         let needsDead: Bool
         switch query {
@@ -140,9 +142,9 @@ extension DAVExchange {
     }
 
     func renderResponse(_ item: Item, path: ItemPath, query: PropfindRequest, dead: [DeadProperty], context: PropertyContext) -> String {
-        var out = ""
+        var out = XMLBytes()
         renderResponse(item, path: path, href: href(of: item, at: path), query: query, dead: dead, context: context, into: &out)
-        return out
+        return out.string
     }
 
     /// The href a multistatus names `item` by (the server root's is the mount's).
@@ -151,17 +153,17 @@ extension DAVExchange {
     }
 
     func renderResponse(_ item: Item, path: ItemPath, href: String, query: PropfindRequest, dead: [DeadProperty],
-                        context: PropertyContext, into out: inout String) {
+                        context: PropertyContext, into out: inout XMLBytes) {
         let displayName = path.last ?? (item.id == 0 ? "" : domainName)
         Multistatus.openResponse(href: href, into: &out)
         switch query {
         case .propname:
-            var names = ""
-            for live in LiveProperty.allCases where live.applies(to: item) { names += live.tags.empty }
-            for property in dead { names += PropertyXML.empty(XMLName(property.namespace, property.name)) }
-            Multistatus.appendPropstat(status: 200, properties: names, into: &out)
+            Multistatus.openPropstat(into: &out)
+            for live in LiveProperty.allCases where live.applies(to: item) { out.append(live.tags.empty) }
+            for property in dead { out.append(PropertyXML.empty(XMLName(property.namespace, property.name))) }
+            Multistatus.closePropstat(status: 200, into: &out)
         case .allprop(let include):
-            out += "<D:propstat><D:prop>"
+            Multistatus.openPropstat(into: &out)
             if include.isEmpty {
                 for live in LiveProperty.allprop { _ = live.render(item, displayName: displayName, context: context, into: &out) }
             } else {
@@ -169,27 +171,38 @@ extension DAVExchange {
                     _ = live.render(item, displayName: displayName, context: context, into: &out)
                 }
             }
-            for property in dead { out += property.xml }
-            out += "</D:prop><D:status>"
-            out += StatusLine.line(200)
-            out += "</D:status></D:propstat>"
+            for property in dead { out.append(property.xml) }
+            Multistatus.closePropstat(status: 200, into: &out)
         case .prop(let names):
-            var found = "", missing = ""
+            // The found properties go straight into `out`, their propstat
+            // taken back if none is; the missing ones (rare) gather aside.
+            let mark = out.count
+            Multistatus.openPropstat(into: &out)
+            let opened = out.count
+            var missing = ""
             for name in names {
                 if let live = LiveProperty.byName[name] {
-                    if !live.render(item, displayName: displayName, context: context, into: &found) {
+                    if !live.render(item, displayName: displayName, context: context, into: &out) {
                         missing += live.tags.empty
                     }
                 } else if let property = dead.first(where: { $0.namespace == name.namespace && $0.name == name.local }) {
-                    found += property.xml
+                    out.append(property.xml)
                 } else {
                     missing += PropertyXML.empty(name)
                 }
             }
-            if !found.isEmpty { Multistatus.appendPropstat(status: 200, properties: found, into: &out) }
-            if !missing.isEmpty { Multistatus.appendPropstat(status: 404, properties: missing, into: &out) }
+            if out.count == opened {
+                out.truncate(to: mark)
+            } else {
+                Multistatus.closePropstat(status: 200, into: &out)
+            }
+            if !missing.isEmpty {
+                Multistatus.openPropstat(into: &out)
+                out.append(missing)
+                Multistatus.closePropstat(status: 404, into: &out)
+            }
         }
-        out += Multistatus.closeResponse
+        out.append(Multistatus.closeResponse)
     }
 
     /// The locks that apply to an item, as lockdiscovery renders them.

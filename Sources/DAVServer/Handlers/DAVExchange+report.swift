@@ -40,7 +40,8 @@ extension DAVExchange {
         }
         let properties = PropfindRequest.prop(query.properties)
         let hasLocks = try await provider.hasLiveLocks()
-        var body = Multistatus.header
+        var body = XMLBytes(capacity: 4096)
+        body.append(Multistatus.header)
         var start = changes.present.startIndex
         while start < changes.present.endIndex {
             let end = min(start + 500, changes.present.endIndex)
@@ -48,16 +49,16 @@ extension DAVExchange {
             start = end
         }
         for removed in changes.removed {
-            body += Multistatus.response(href: href(removed, isFolder: false), status: 404)
+            body.append(Multistatus.response(href: href(removed, isFolder: false), status: 404))
         }
         if changes.truncated {
             // RFC 6578 section 3.6: more changes wait; the client asks again
             // with the token below.
-            body += Multistatus.response(href: path.href(collection: true), status: 507,
-                                         error: .dav("number-of-matches-within-limits"))
+            body.append(Multistatus.response(href: path.href(collection: true), status: 507,
+                                             error: .dav("number-of-matches-within-limits")))
         }
-        body += "<D:sync-token>\(XMLEscaping.text(changes.token.description))</D:sync-token>"
-        body += Multistatus.footer
-        return Self.response(Self.multiStatus, body: body)
+        body.append("<D:sync-token>\(XMLEscaping.text(changes.token.description))</D:sync-token>")
+        body.append(Multistatus.footer)
+        return Self.response(Self.multiStatus, body: ByteBuffer(xml: body))
     }
 }

@@ -80,7 +80,7 @@ enum LiveProperty: Int, CaseIterable {
 
     /// Appends the rendered property element to `out`; false, with nothing
     /// appended, when it does not apply or has no value here.
-    func render(_ item: Item, displayName: String, context: PropertyContext, into out: inout String) -> Bool {
+    func render(_ item: Item, displayName: String, context: PropertyContext, into out: inout XMLBytes) -> Bool {
         guard applies(to: item) else { return false }
         let tags = self.tags
         switch self {
