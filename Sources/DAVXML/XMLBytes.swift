@@ -19,8 +19,6 @@ public struct XMLBytes: ~Copyable {
 
     deinit { base.deallocate() }
 
-    public var isEmpty: Bool { count == 0 }
-
     /// Appends `text`'s UTF-8 as it is (no escaping: see ``XMLEscaping``).
     public mutating func append(_ text: String) {
         if text.utf8.withContiguousStorageIfAvailable({ append(UnsafeRawBufferPointer($0)) }) == nil {
@@ -33,11 +31,6 @@ public struct XMLBytes: ~Copyable {
     /// Appends `text` escaped as character data.
     public mutating func append(escaping text: String) {
         append(XMLEscaping.text(text))
-    }
-
-    /// Appends another buffer's bytes.
-    public mutating func append(_ other: borrowing XMLBytes) {
-        append(UnsafeRawBufferPointer(start: other.base, count: other.count))
     }
 
     /// Appends bytes that are already UTF-8 XML.
