@@ -13,9 +13,10 @@ extension Provider {
     public var inlineWriteLimit: Int { writeMode == .back ? 64 * 1024 : 0 }
 
     /// A fresh file for the body of a PUT; the caller writes and fsyncs it,
-    /// then hands it to `write` or `discardWrite`.
+    /// then hands it to `write` or `discardWrite`. In write-back it is
+    /// made in the outbox, where `write` would move it.
     public func newWriteFile() -> URL {
-        cache.temporaryFile("put")
+        writeMode == .back ? cache.outboxWriteFile() : cache.temporaryFile("put")
     }
 
     public func discardWrite(_ file: URL) {
@@ -64,13 +65,14 @@ extension Provider {
             }
             outcome = try await commit(stamped)
         } catch {
-            cache.discard(request.file)
-            // Not when a journal row names it: the commit went through and
-            // what failed came after (the grouped fsync). Left in doubt (the
-            // index cannot say), the file stays; the next start removes it
-            // if no row names it.
-            if let name = stamped.outbox, (try? await index.journalNames(file: name)) == false {
-                cache.removeOutbox([name])
+            if let name = stamped.outbox {
+                // Not when a journal row names it: the commit went through
+                // and what failed came after (the grouped fsync). Left in
+                // doubt (the index cannot say), the file stays; the next
+                // start removes it if no row names it.
+                if (try? await index.journalNames(file: name)) == false { cache.removeOutbox([name]) }
+            } else {
+                cache.discard(request.file)
             }
             throw error
         }
@@ -80,7 +82,8 @@ extension Provider {
 
     private func commit(_ request: WriteRequest) async throws -> WriteOutcome {
         try await mutate {
-            defer { cache.discard(request.file) }
+            // An outbox file is the journal's to remove.
+            defer { if request.outbox == nil { cache.discard(request.file) } }
             var outcome = try await commitCoordinated(request)
             if var lock = request.lock, outcome.conflictCopy == nil {
                 lock.itemID = outcome.item.id

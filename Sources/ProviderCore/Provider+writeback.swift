@@ -49,7 +49,7 @@ extension Provider {
                                                     size: request.size, modified: request.modified ?? Date(), file: name,
                                                     content: request.content, checksum: request.checksum)
         // Committed: a crash from here on is repaired by `recoverJournal`.
-        try cache.installFromOutbox(name, for: item.id)
+        try cache.installFromOutbox(name, for: item.id, new: existing == nil)
         return WriteOutcome(item: item, created: existing == nil)
     }
 

@@ -80,14 +80,32 @@ struct ContentCache: Sendable {
         outboxFolderPath + "/" + name
     }
 
-    /// Moves a complete file into the outbox under a new name; returns the
-    /// name. `durable`: the file was fsynced and the name is made durable
-    /// too (one folder fsync for every writer waiting); otherwise the
-    /// journal holds the bytes and `rebuildOutbox` restores them.
+    /// A fresh name in the outbox for a write-back body to be written to,
+    /// so that it need not be moved there: a rename from tmp/ locks both
+    /// folders, and on a disk whose inode allocation is slow every other
+    /// writer spins on those locks (issue 14's small-PUT profile). Until a
+    /// journal row names it the file is a leftover like any in tmp/: the
+    /// writer discards it, or the next start does (`removeOutbox(except:)`).
+    func outboxWriteFile() -> URL {
+        outboxFile(UniqueName.make("w"))
+    }
+
+    /// Makes a complete file an outbox file; returns its name there. A file
+    /// from `outboxWriteFile` stays where it is; any other is moved in
+    /// under a new name. `durable`: the file was fsynced and its name is
+    /// made durable too (one folder fsync for every writer waiting);
+    /// otherwise the journal holds the bytes and `rebuildOutbox` restores
+    /// them.
     func moveToOutbox(_ file: URL, durable: Bool) async throws -> String {
-        let name = UniqueName.make("w")
-        guard rename(file.path, outboxPath(name)) == 0 else {
-            throw ProviderError.local("cannot move a write into the outbox: \(String(cString: strerror(errno)))")
+        let path = file.path
+        let name: String
+        if path.hasPrefix(outboxFolderPath + "/"), !path.dropFirst(outboxFolderPath.utf8.count + 1).contains("/") {
+            name = String(path.dropFirst(outboxFolderPath.utf8.count + 1))
+        } else {
+            name = UniqueName.make("w")
+            guard rename(path, outboxPath(name)) == 0 else {
+                throw ProviderError.local("cannot move a write into the outbox: \(String(cString: strerror(errno)))")
+            }
         }
         if durable { try await outboxSync.sync() }
         return name
@@ -114,7 +132,17 @@ struct ContentCache: Sendable {
 
     /// Makes the outbox file `name` the item's content too (a hard link:
     /// the outbox keeps the bytes to upload whatever the cache does next).
-    func installFromOutbox(_ name: String, for id: Int64) throws {
+    /// An item that had no content file (`new`: just created) gets the link
+    /// straight under its name, one system call; one that may have one gets
+    /// it by a second name and a rename, which replaces the old content
+    /// atomically.
+    func installFromOutbox(_ name: String, for id: Int64, new: Bool = false) throws {
+        if new {
+            if link(outboxPath(name), path(for: id)) == 0 { return }
+            guard errno == EEXIST else {
+                throw ProviderError.local("cannot link the journaled write \(name) into the cache: \(String(cString: strerror(errno)))")
+            }
+        }
         try install(path: try outboxLink(name), for: id)
     }
 
