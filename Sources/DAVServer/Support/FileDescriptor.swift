@@ -18,24 +18,14 @@ final class FileDescriptor: Sendable {
 
     deinit { close(fd) }
 
-    /// Reads up to `count` bytes at `offset`; an empty buffer at the end.
-    /// Small reads (a 4 KiB file) are done in place: a page-cache read of a
-    /// few KiB costs less than the two thread switches of a hop.
-    func read(at offset: Int64, count: Int) async throws -> ByteBuffer {
-        if count <= 64 * 1024 { return try readNow(at: offset, count: count) }
-        return try await blocking { try self.readNow(at: offset, count: count) }
+    /// Reads up to `count` bytes at `offset` on the calling thread; an
+    /// empty buffer at the end.
+    func readNow(at offset: Int64, count: Int) throws -> ByteBuffer {
+        try RecyclingReader.read(fd, at: offset, count: count, failure: Self.readFailure)
     }
 
-    /// `read(at:count:)` on the calling thread.
-    func readNow(at offset: Int64, count: Int) throws -> ByteBuffer {
-        var buffer = ByteBufferAllocator().buffer(capacity: count)
-        var result = 0
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
-            result = pread(self.fd, raw.baseAddress, count, off_t(offset))
-            return max(result, 0)
-        }
-        guard result >= 0 else { throw ProviderError.local("cannot read content: \(String(cString: strerror(errno)))") }
-        return buffer
+    @Sendable static func readFailure(_ code: Int32) -> any Error {
+        ProviderError.local("cannot read content: \(String(cString: strerror(code)))")
     }
 
     /// A new file (it must not exist), for writing. Blocking: on a busy
@@ -88,6 +78,7 @@ final class FileDescriptor: Sendable {
     /// written up to `end` (it may still grow, for a download in flight),
     /// returns how far it is, and throws when the writer failed. Back
     /// pressure from the writer keeps memory at one 256 KiB chunk in flight.
+    /// Chunks are read into recycled buffers (`RecyclingReader`).
     static let chunkSize: Int64 = 256 * 1024
 
     static func body(range: ClosedRange<Int64>, open: @escaping @Sendable () throws -> FileDescriptor,
@@ -96,6 +87,7 @@ final class FileDescriptor: Sendable {
             var file: FileDescriptor?
             var offset = range.lowerBound
             let end = range.upperBound + 1
+            var reader = RecyclingReader()
             while offset < end {
                 let ready = min(try await available(min(offset + chunkSize, end)), end)
                 guard ready > offset else {
@@ -104,7 +96,8 @@ final class FileDescriptor: Sendable {
                 let descriptor = try file ?? open()
                 file = descriptor
                 while offset < ready {
-                    let chunk = try await descriptor.read(at: offset, count: Int(min(chunkSize, ready - offset)))
+                    let chunk = try await reader.read(descriptor.fd, at: offset, count: Int(min(chunkSize, ready - offset)),
+                                                      failure: readFailure)
                     guard chunk.readableBytes > 0 else {
                         throw ProviderError.local("cached content ended early")
                     }

@@ -20,8 +20,9 @@ final class ReadOnlyFile: Sendable {
 
 /// A file's bytes (all of them, or one part of a multipart upload) as
 /// request body chunks, read with `pread` on the blocking pool one MiB at a
-/// time as the connection asks for more, so an upload never holds more than
-/// a chunk or two in memory.
+/// time as the connection asks for more, into recycled buffers
+/// (`RecyclingReader`), so an upload never holds more than a few chunks in
+/// memory.
 struct FileChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let file: ReadOnlyFile
@@ -41,22 +42,13 @@ struct FileChunks: AsyncSequence, Sendable {
         let end: Int64
         let progress: UploadProgress?
         var offset: Int64
+        var reader = RecyclingReader()
 
         mutating func next() async throws -> ByteBuffer? {
             guard offset < end else { return nil }
             let want = Int(Swift.min(Int64(FileChunks.chunkSize), end - offset))
-            let (file, at) = (file, offset)
-            let buffer = try await blocking {
-                var buffer = ByteBuffer()
-                buffer.reserveCapacity(want)
-                let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { raw in
-                    let n = pread(file.fd, raw.baseAddress, want, off_t(at))
-                    if n < 0 { throw DirectoryStore.error(errno) }
-                    return n
-                }
-                if read == 0 { throw UpstreamError.io("the local file shrank during the upload") }
-                return buffer
-            }
+            let buffer = try await reader.read(file.fd, at: offset, count: want) { DirectoryStore.error($0) }
+            if buffer.readableBytes == 0 { throw UpstreamError.io("the local file shrank during the upload") }
             offset += Int64(buffer.readableBytes)
             progress?.add(Int64(buffer.readableBytes))
             return buffer

@@ -1,0 +1,80 @@
+import Foundation
+import NIOCore
+@testable import ProviderCore
+import Testing
+
+/// Large reads for a stream go into the buffer it sent two chunks before,
+/// once nothing else holds it; a buffer still held keeps its bytes.
+@Suite("recycled read buffers")
+struct RecyclingReaderTests {
+    /// A file of `count` bytes, each its offset modulo 251 (no chunk
+    /// repeats another at a multiple of the chunk size).
+    func makeFile(_ count: Int) throws -> (URL, Int32, [UInt8]) {
+        let bytes = (0..<count).map { UInt8($0 % 251) }
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("recycle-\(UUID().uuidString)")
+        try Data(bytes).write(to: url)
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        try #require(fd >= 0)
+        return (url, fd, bytes)
+    }
+
+    func address(_ buffer: ByteBuffer) -> UInt? {
+        buffer.withUnsafeReadableBytes { $0.baseAddress.map { UInt(bitPattern: $0) } }
+    }
+
+    struct Failed: Error { var code: Int32 }
+
+    @Test("a file read in chunks comes back whole and in order, the last chunk short, then empty; chunks let go of are read into again")
+    func readsAndReuses() async throws {
+        let chunk = 256 * 1024
+        let (url, fd, bytes) = try makeFile(5 * chunk + 1000)
+        defer { close(fd); try? FileManager.default.removeItem(at: url) }
+        var reader = RecyclingReader()
+        var received: [UInt8] = []
+        var addresses: [UInt?] = []
+        var offset = 0
+        while true {
+            let piece = try await reader.read(fd, at: Int64(offset), count: chunk) { Failed(code: $0) }
+            if piece.readableBytes == 0 { break }
+            received += piece.readableBytesView
+            addresses.append(address(piece))
+            offset += piece.readableBytes
+        }
+        #expect(received == bytes)
+        #expect(addresses.count == 6)
+        // Chunks 2 to 5 and the empty read at the end went into the storage
+        // of the chunk two before: nothing held it.
+        #expect(reader.recycled == 5)
+        for n in 0..<(addresses.count - 2) {
+            #expect(addresses[n + 2] == addresses[n], "chunk \(n + 2) has storage of its own")
+        }
+    }
+
+    @Test("a chunk the connection still holds is never overwritten: the read two chunks later gets new storage")
+    func heldChunkKeepsItsBytes() async throws {
+        let chunk = 128 * 1024
+        let (url, fd, bytes) = try makeFile(4 * chunk)
+        defer { close(fd); try? FileManager.default.removeItem(at: url) }
+        var reader = RecyclingReader()
+        let first = try await reader.read(fd, at: 0, count: chunk) { Failed(code: $0) }
+        _ = try await reader.read(fd, at: Int64(chunk), count: chunk) { Failed(code: $0) }
+        let third = try await reader.read(fd, at: Int64(2 * chunk), count: chunk) { Failed(code: $0) }
+        #expect(Array(first.readableBytesView) == Array(bytes[0..<chunk]), "the held chunk was overwritten")
+        #expect(Array(third.readableBytesView) == Array(bytes[(2 * chunk)..<(3 * chunk)]))
+        #expect(address(third) != address(first))
+        #expect(reader.recycled == 0)
+    }
+
+    @Test("a failed read throws the caller's error with its errno")
+    func failure() async throws {
+        var reader = RecyclingReader()
+        await #expect(throws: Failed(code: EBADF)) {
+            _ = try await reader.read(-1, at: 0, count: 256 * 1024) { Failed(code: $0) }
+        }
+        #expect(throws: Failed(code: EBADF)) {
+            _ = try RecyclingReader.read(-1, at: 0, count: 100) { Failed(code: $0) }
+        }
+    }
+}
+
+extension RecyclingReaderTests.Failed: Equatable {}
