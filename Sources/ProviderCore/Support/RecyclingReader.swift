@@ -43,7 +43,7 @@ public struct RecyclingReader: Sendable {
             let reused = try await blocking {
                 var spare = handoff.take()
                 let storage = spare.map(Self.storage)
-                let read = try Self.read(fd, at: offset, count: count, into: spare.take() ?? ByteBuffer(), failure: failure)
+                let read = try Self.read(fd, at: offset, count: count, into: spare.take(), failure: failure)
                 let reused = storage != nil && Self.storage(of: read) == storage
                 handoff.put(read)
                 return reused
@@ -56,9 +56,12 @@ public struct RecyclingReader: Sendable {
     }
 
     /// One `pread` of up to `count` bytes at `offset` on the calling
-    /// thread, into `buffer` (cleared first; new storage if it is shared).
-    public static func read(_ fd: Int32, at offset: Int64, count: Int, into buffer: consuming ByteBuffer = ByteBuffer(),
+    /// thread, into `spare` (cleared first; new storage if it is shared) or
+    /// a new buffer of `count` bytes.
+    public static func read(_ fd: Int32, at offset: Int64, count: Int, into spare: consuming ByteBuffer? = nil,
                             failure: (Int32) -> any Error) throws -> ByteBuffer {
+        // Taken, not bound: a binding would be a second reference.
+        var buffer = spare.take() ?? ByteBufferAllocator().buffer(capacity: count)
         buffer.clear()
         var result = 0
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
