@@ -65,6 +65,28 @@ struct RecyclingReaderTests {
         #expect(reader.recycled == 0)
     }
 
+    @Test("a buffer handed to a pool thread and back through a BufferHandoff is its only reference again: writing into it keeps its storage")
+    func handoffComesBackUnshared() async throws {
+        var buffer = ByteBufferAllocator().buffer(capacity: 1 << 20)
+        buffer.writeRepeatingByte(1, count: 1000)
+        let storage = buffer.withVeryUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        let handoff = BufferHandoff(buffer)
+        buffer = ByteBuffer()
+        for round in 0..<50 {
+            let seen = try await blocking {
+                let worked = handoff.take() ?? ByteBuffer()
+                defer { handoff.put(worked) }
+                return worked.readableBytes
+            }
+            #expect(seen == 1000)
+            var back = try #require(handoff.take())
+            back.clear()
+            back.writeRepeatingByte(UInt8(round), count: 1000)
+            #expect(back.withVeryUnsafeBytes { UInt(bitPattern: $0.baseAddress) } == storage, "round \(round) copied the buffer")
+            handoff.put(back)
+        }
+    }
+
     @Test("a failed read throws the caller's error with its errno")
     func failure() async throws {
         var reader = RecyclingReader()

@@ -62,7 +62,11 @@ struct BodyFileWriter {
         // the event loop, in turn with it, SHA-1 was a fifth of a 1 GiB
         // PUT's time. Two buffers take turns, each reused in place.
         var gathered = ByteBuffer()
-        var inFlight: (task: Task<Step, any Error>, buffer: ByteBuffer)?
+        // The buffer goes to the write and back through a handoff: a copy
+        // held by the task or the pool thread a moment longer would make
+        // the next gather copy it into new storage (a fresh 1 MiB mapping,
+        // faulted in page by page).
+        var inFlight: (task: Task<Step, any Error>, handoff: BufferHandoff)?
         var handed: Int64 = 0
         var writebackFrom: Int64 = 0
         /// Waits for the write in flight; its buffer becomes the spare.
@@ -73,7 +77,7 @@ struct BodyFileWriter {
             file = step.file
             total += step.written
             hash = step.hash
-            return running.buffer
+            return running.handoff.take() ?? ByteBuffer()
         }
         func flush() async throws {
             var spare = try await settle()
@@ -81,12 +85,12 @@ struct BodyFileWriter {
             let writeback = end - writebackFrom >= writebackStep ? writebackFrom..<end : nil
             if let writeback { writebackFrom = writeback.upperBound }
             handed = end
-            let (buffer, opened, state) = (gathered, file, hash)
-            inFlight = (Task { try await append(buffer, hashing: state, to: opened, creating: url, writeback: writeback) }, buffer)
+            let (handoff, opened, state) = (BufferHandoff(gathered), file, hash)
             // Cleared in place once the write before let go of it (else
             // new storage: a cost, never a corruption).
             spare.clear()
             gathered = spare
+            inFlight = (Task { try await append(handoff, hashing: state, to: opened, creating: url, writeback: writeback) }, handoff)
         }
         do {
             for try await var chunk in body {
@@ -126,11 +130,14 @@ struct BodyFileWriter {
         var hash: Insecure.SHA1
     }
 
-    /// Hashes `buffer` and writes it at the end of `opened`, or of `url`
-    /// made now, off the event loops; then starts the disk on `writeback`.
-    private static func append(_ buffer: ByteBuffer, hashing state: Insecure.SHA1, to opened: FileDescriptor?, creating url: URL,
+    /// Hashes the handed buffer and writes it at the end of `opened`, or of
+    /// `url` made now, off the event loops; then starts the disk on
+    /// `writeback`. The buffer is put back for the caller.
+    private static func append(_ handoff: BufferHandoff, hashing state: Insecure.SHA1, to opened: FileDescriptor?, creating url: URL,
                                writeback: Range<Int64>?) async throws -> Step {
         try await blocking {
+            let buffer = handoff.take() ?? ByteBuffer()
+            defer { handoff.put(buffer) }
             let descriptor = try opened ?? FileDescriptor.create(url)
             do {
                 var hash = state

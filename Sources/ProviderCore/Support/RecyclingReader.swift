@@ -7,13 +7,14 @@ import Glibc
 /// body, an upload's request body), each into the buffer the stream sent
 /// two chunks before, which the connection has let go of by then.
 ///
-/// Why: a new buffer per chunk is a fresh mmap (the allocator keeps
-/// buffers this large out of its arenas, see `limitAllocatorRetention` in
-/// davgate), whose pages the kernel faults in and zeroes while `pread`
-/// fills them: a sixth of a large GET's CPU in issue 14's profile, 740,000
-/// page faults in three 1 GiB GETs where 50,000 remain now. A buffer still
-/// held (the connection is slow to send it) is not overwritten: the read
-/// then gets new storage, as every read did before.
+/// Why: a new buffer per chunk of this size can be a fresh mmap (blocks
+/// of 1 MiB and more always are, see `limitAllocatorRetention` in davgate;
+/// with its threshold at 128 KiB, as it was, so was every GET's 256 KiB
+/// chunk), whose pages the kernel faults in and zeroes while `pread` fills
+/// them: a sixth of a large GET's CPU in issue 14's profile, 740,000 page
+/// faults in three 1 GiB GETs where 37,000 remained. A buffer still held
+/// (the connection is slow to send it) is not overwritten: the read then
+/// gets new storage, as every read did before.
 public struct RecyclingReader: Sendable {
     /// Reads this small are done on the calling thread: a page-cache read
     /// of a few KiB costs less than the two thread switches of a hop.
@@ -39,7 +40,7 @@ public struct RecyclingReader: Sendable {
             // captured nor returned: a copy left in the closure, or in the
             // pool's result until its thread gets round to dropping it,
             // would be a second reference when it is next read into.
-            let handoff = Handoff(sentBefore.take())
+            let handoff = BufferHandoff(sentBefore.take())
             let reused = try await blocking {
                 var spare = handoff.take()
                 let storage = spare.map(Self.storage)
@@ -77,17 +78,21 @@ public struct RecyclingReader: Sendable {
     private static func storage(of buffer: ByteBuffer) -> UInt {
         buffer.withVeryUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
     }
+}
 
-    /// Hands a buffer to the one `blocking` closure that takes it, and the
-    /// closure's read back; never touched by two threads at once (the
-    /// await orders them).
-    private final class Handoff: @unchecked Sendable {
-        private var buffer: ByteBuffer?
+/// Hands a buffer to work on another thread and back without a second
+/// reference: a buffer captured by a closure, or returned through the
+/// thread pool's result, stays referenced until that thread gets round to
+/// dropping it, and writing into it again then copies it into new storage.
+/// The worker takes it, uses it and puts it back before it returns; the
+/// owner takes it once it has awaited the worker. Never touched by two
+/// threads at once: the await orders them.
+public final class BufferHandoff: @unchecked Sendable {
+    private var buffer: ByteBuffer?
 
-        init(_ buffer: consuming ByteBuffer?) { self.buffer = buffer }
+    public init(_ buffer: consuming ByteBuffer?) { self.buffer = buffer }
 
-        func take() -> ByteBuffer? { buffer.take() }
+    public func take() -> ByteBuffer? { buffer.take() }
 
-        func put(_ read: consuming ByteBuffer) { buffer = read }
-    }
+    public func put(_ buffer: consuming ByteBuffer) { self.buffer = buffer }
 }
