@@ -97,10 +97,10 @@ struct ContentCache: Sendable {
     /// otherwise the journal holds the bytes and `rebuildOutbox` restores
     /// them.
     func moveToOutbox(_ file: URL, durable: Bool) async throws -> String {
-        let path = file.path
+        let path = file.path, folder = outboxFolderPath + "/"
         let name: String
-        if path.hasPrefix(outboxFolderPath + "/"), !path.dropFirst(outboxFolderPath.utf8.count + 1).contains("/") {
-            name = String(path.dropFirst(outboxFolderPath.utf8.count + 1))
+        if path.hasPrefix(folder), case let inOutbox = path.dropFirst(folder.utf8.count), !inOutbox.contains("/") {
+            name = String(inOutbox)
         } else {
             name = UniqueName.make("w")
             guard rename(path, outboxPath(name)) == 0 else {
@@ -139,11 +139,14 @@ struct ContentCache: Sendable {
     func installFromOutbox(_ name: String, for id: Int64, new: Bool = false) throws {
         if new {
             if link(outboxPath(name), path(for: id)) == 0 { return }
-            guard errno == EEXIST else {
-                throw ProviderError.local("cannot link the journaled write \(name) into the cache: \(String(cString: strerror(errno)))")
-            }
+            guard errno == EEXIST else { throw linkFailed(name) }
         }
         try install(path: try outboxLink(name), for: id)
+    }
+
+    /// The error of a failed link of the outbox file `name` (errno).
+    private func linkFailed(_ name: String) -> ProviderError {
+        .local("cannot link the journaled write \(name) into the cache: \(String(cString: strerror(errno)))")
     }
 
     /// A second name in tmp/ for the outbox file `name`, for a caller that
@@ -152,9 +155,7 @@ struct ContentCache: Sendable {
     /// then finds its file where the row says.
     func outboxLink(_ name: String) throws -> String {
         let staging = temporaryPath + "/" + UniqueName.make("link")
-        guard link(outboxPath(name), staging) == 0 else {
-            throw ProviderError.local("cannot link the journaled write \(name) into the cache: \(String(cString: strerror(errno)))")
-        }
+        guard link(outboxPath(name), staging) == 0 else { throw linkFailed(name) }
         return staging
     }
 
