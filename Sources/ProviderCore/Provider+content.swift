@@ -55,9 +55,9 @@ extension Provider {
         do {
             stamped.modified = try request.stampModificationTime()
             if writeMode == .back {
-                // Before the coordination: the rename's folder sync is then
+                // Before the coordination: the outbox folder's sync is then
                 // grouped with other writers', not waited for by all of them.
-                stamped.outbox = try await cache.moveToOutbox(request.file, durable: request.content == nil)
+                stamped.outbox = try await cache.adoptInOutbox(request.file, durable: request.content == nil)
             } else if request.content != nil {
                 // Only the journal keeps unsynced bytes durable.
                 stamped.content = nil

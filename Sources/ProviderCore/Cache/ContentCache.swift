@@ -90,25 +90,18 @@ struct ContentCache: Sendable {
         outboxFile(UniqueName.make("w"))
     }
 
-    /// Makes a complete file an outbox file; returns its name there. A file
-    /// from `outboxWriteFile` stays where it is; any other is moved in
-    /// under a new name. `durable`: the file was fsynced and its name is
-    /// made durable too (one folder fsync for every writer waiting);
-    /// otherwise the journal holds the bytes and `rebuildOutbox` restores
-    /// them.
-    func moveToOutbox(_ file: URL, durable: Bool) async throws -> String {
+    /// Takes a complete file written in the outbox (every write-back body
+    /// is: `outboxWriteFile`) as an outbox file; returns its name there.
+    /// `durable`: the file was fsynced and its name is made durable too
+    /// (one folder fsync for every writer waiting); otherwise the journal
+    /// holds the bytes and `rebuildOutbox` restores them.
+    func adoptInOutbox(_ file: URL, durable: Bool) async throws -> String {
         let path = file.path, folder = outboxFolderPath + "/"
-        let name: String
-        if path.hasPrefix(folder), case let inOutbox = path.dropFirst(folder.utf8.count), !inOutbox.contains("/") {
-            name = String(inOutbox)
-        } else {
-            name = UniqueName.make("w")
-            guard rename(path, outboxPath(name)) == 0 else {
-                throw ProviderError.local("cannot move a write into the outbox: \(String(cString: strerror(errno)))")
-            }
+        guard path.hasPrefix(folder), case let name = path.dropFirst(folder.utf8.count), !name.contains("/") else {
+            throw ProviderError.local("a write-back body must be written in the outbox (Provider.newWriteFile), not at \(path)")
         }
         if durable { try await outboxSync.sync() }
-        return name
+        return String(name)
     }
 
     /// Whether the outbox file `name` holds exactly `content`.
