@@ -37,7 +37,7 @@ extension SQLiteIndex {
     /// machine does not evict. Returns whether it did; a file whose item is
     /// gone may always go.
     func markEvicted(id: Int64, cachedVersion: String?) async throws -> Bool {
-        try await write { db in
+        try await smallWrite { db in
             guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT state, cached_version FROM item WHERE id = ?"), arguments: [id]) else { return true }
             let decision = EvictionDecision(state: row[0], cachedVersion: row[1], expected: cachedVersion)
             guard decision != .keep else { return false }

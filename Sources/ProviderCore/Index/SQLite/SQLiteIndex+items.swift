@@ -172,7 +172,7 @@ extension SQLiteIndex {
     ///   upstream's newer version (its state starts as `conflict`).
     func insertItem(_ entry: UpstreamEntry, parent: Int64, domain: String, cachedVersion: String?, listed: Bool,
                     checksum: String?, conflictCopy: Bool) async throws -> Item {
-        try await write { db in
+        try await smallWrite { db in
             let item = try Self.insert(db, entry, parent: parent, domain: domain, cachedVersion: cachedVersion, listed: listed,
                                        state: conflictCopy ? .conflict : nil)
             guard checksum != nil else { return item }
@@ -211,7 +211,7 @@ extension SQLiteIndex {
     @discardableResult
     func updateContent(id: Int64, entry: UpstreamEntry, event: ItemStateMachine.Event, checksum: String?) async throws -> Item {
         let cachedVersion: String? = event == .written(through: true) ? entry.version : nil
-        return try await write { db in
+        return try await smallWrite { db in
             try Self.advance(db, id: id, on: event)
             try db.cachedStatement(sql: """
                     UPDATE item SET size = ?, modified = ?, upstream_version = ?, cached_version = ?, executable = ?,
@@ -226,7 +226,7 @@ extension SQLiteIndex {
     /// unless the row moved on meanwhile (then the fetched bytes are already
     /// stale and stay unused).
     func markCached(id: Int64, version: String) async throws -> Bool {
-        try await write { db in
+        try await smallWrite { db in
             guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT state, upstream_version FROM item WHERE id = ?"), arguments: [id]),
                   (row[1] as String?) == version
             else { return false }
@@ -254,7 +254,7 @@ extension SQLiteIndex {
     }
 
     func markListed(id: Int64, at date: Date) async throws {
-        try await write { db in
+        try await smallWrite { db in
             try db.cachedStatement(sql: "UPDATE item SET listed_at = ? WHERE id = ?").execute(arguments: [date.timeIntervalSince1970, id])
         }
     }

@@ -22,7 +22,7 @@ extension SQLiteIndex {
     func recordLocalWrite(existing: Item?, parent: Int64, domain: String, name: String,
                           size: Int64, modified: Date, file: String, content: Data?,
                           checksum: String?) async throws -> Item {
-        try await write { db in
+        try await smallWrite { db in
             let now = Date().timeIntervalSince1970
             let id: Int64
             let basis: String?
@@ -139,7 +139,7 @@ extension SQLiteIndex {
     /// one is now based on what we uploaded). Returns the outbox files of the
     /// rows that went, for the caller to delete.
     func completeUpload(_ entry: JournalEntry, uploaded: UpstreamEntry) async throws -> [String] {
-        try await write { db in
+        try await smallWrite { db in
             let (files, newer) = try Self.settle(db, entry)
             try Self.advance(db, id: entry.itemID, on: .uploadSucceeded(newerPending: newer > 0))
             if newer == 0 {
@@ -185,7 +185,7 @@ extension SQLiteIndex {
     /// reported, never dropped).
     /// - Parameter reached: the attempt may have left bytes upstream.
     func uploadFailed(_ entry: JournalEntry, error: String, next: Date, failed: Bool, reached: Bool) async throws {
-        try await write { db in
+        try await smallWrite { db in
             try db.cachedStatement(sql: """
                 UPDATE journal SET attempts = attempts + 1, last_error = ?, next_attempt = ?, failed = ?, reached = reached OR ? WHERE seq = ?
                 """).execute(arguments: [error, next.timeIntervalSince1970, failed, reached, entry.seq])

@@ -63,7 +63,7 @@ extension SQLiteIndex {
         } }
         marked()
         defer { marked() }
-        try await write { db in
+        try await write(small: !lock.depthInfinity) { db in
             let t = now.timeIntervalSince1970
             try db.cachedStatement(sql: "DELETE FROM lock WHERE expires IS NOT NULL AND expires <= ?").execute(arguments: [t])
             let ancestors = Array(ancestry.dropLast())
@@ -89,7 +89,7 @@ extension SQLiteIndex {
     }
 
     func refreshLock(token: String, timeout: Int?, now: Date) async throws -> Lock? {
-        try await write { db in
+        try await smallWrite { db in
             let expires = timeout.map { now.timeIntervalSince1970 + Double($0) }
             try db.cachedStatement(sql: "UPDATE lock SET timeout = ?, expires = ? WHERE token = ? AND \(Self.live)").execute(arguments: [timeout, expires, token, now.timeIntervalSince1970])
             guard db.changesCount > 0 else { return nil }
@@ -99,7 +99,7 @@ extension SQLiteIndex {
 
     /// Records the upstream's token of a mirrored lock.
     func setUpstreamToken(_ upstreamToken: String, of token: String) async throws {
-        try await write { db in
+        try await smallWrite { db in
             try db.cachedStatement(sql: "UPDATE lock SET upstream_token = ? WHERE token = ?").execute(arguments: [upstreamToken, token])
         }
     }
@@ -117,7 +117,7 @@ extension SQLiteIndex {
 
     @discardableResult
     func removeLock(token: String) async throws -> Bool {
-        try await write { db in
+        try await smallWrite { db in
             try db.cachedStatement(sql: "DELETE FROM lock WHERE token = ?").execute(arguments: [token])
             return db.changesCount > 0
         }

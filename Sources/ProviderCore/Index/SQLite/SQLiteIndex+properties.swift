@@ -42,7 +42,7 @@ extension SQLiteIndex {
     /// Applies all changes in one transaction: PROPPATCH is atomic
     /// (RFC 4918 section 9.2), either every instruction takes effect or none.
     func applyPropertyChanges(_ changes: [PropertyChange], to id: Int64) async throws {
-        try await write { db in
+        try await smallWrite { db in
             for change in changes {
                 switch change {
                 case .set(let p):

@@ -1,0 +1,99 @@
+import Foundation
+import GRDB
+import NIOConcurrencyHelpers
+@testable import ProviderCore
+import Synchronization
+import Testing
+
+/// `SQLiteIndex.smallWrite` runs a write of a few rows on the calling
+/// thread when the writer is idle, and queues it when another write runs:
+/// an event loop must never wait for someone else's transaction.
+@Suite("small index writes in place")
+struct InPlaceWriteTests {
+    private struct Opened {
+        let index: SQLiteIndex
+        let root: URL
+        func cleanUp() { try? FileManager.default.removeItem(at: root) }
+    }
+
+    private func open() throws -> Opened {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("inplace-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        return Opened(index: try SQLiteIndex(file: root.appendingPathComponent("index.sqlite")), root: root)
+    }
+
+    @Test("with the writer idle, a small write runs on the caller's thread, and commits")
+    func idleWriteRunsInPlace() async throws {
+        let opened = try open()
+        defer { opened.cleanUp() }
+        let index = opened.index
+        let root = try await index.root(domain: "d")
+        let before = index.inPlaceWrites.load(ordering: .relaxed)
+        let caller = pthread_self()
+        let ran = try await index.smallWrite { _ in pthread_self() }
+        #expect(pthread_equal(ran, caller) != 0, "the write ran on another thread")
+        let listed = Date(timeIntervalSince1970: 1_700_000_000)
+        try await index.markListed(id: root.id, at: listed)
+        #expect(index.inPlaceWrites.load(ordering: .relaxed) == before + 2)
+        #expect(try await index.item(id: root.id)?.listedAt == listed)
+    }
+
+    @Test("a small write that finds another write running is queued behind it, not run in place")
+    func busyWriterQueues() async throws {
+        let opened = try open()
+        defer { opened.cleanUp() }
+        let index = opened.index
+        let root = try await index.root(domain: "d")
+        let entered = NIOLockedValueBox(false)
+        let release = DispatchSemaphore(value: 0)
+        let long = Task {
+            try await index.write { _ in
+                entered.withLockedValue { $0 = true }
+                release.wait()
+            }
+        }
+        while !entered.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+        let before = index.inPlaceWrites.load(ordering: .relaxed)
+        let ranSmall = NIOLockedValueBox(false)
+        let small = Task {
+            try await index.smallWrite { db in
+                ranSmall.withLockedValue { $0 = true }
+                try db.execute(sql: "UPDATE item SET listed_at = 42 WHERE id = ?", arguments: [root.id])
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(!ranSmall.withLockedValue { $0 }, "the small write ran while the long one held the writer")
+        release.signal()
+        try await long.value
+        try await small.value
+        #expect(ranSmall.withLockedValue { $0 })
+        #expect(index.inPlaceWrites.load(ordering: .relaxed) == before, "the small write ran in place behind a busy writer")
+        #expect(try await index.item(id: root.id)?.listedAt == Date(timeIntervalSince1970: 42))
+    }
+
+    @Test("small writes racing from many tasks, some in place and some queued, all commit")
+    func racingSmallWritesAllCommit() async throws {
+        let opened = try open()
+        defer { opened.cleanUp() }
+        let index = opened.index
+        let root = try await index.root(domain: "d")
+        let count = 300
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<count {
+                group.addTask {
+                    let entry = UpstreamEntry(name: "f\(i)", isFolder: false, size: Int64(i), modified: Date(), version: "v\(i)")
+                    _ = try await index.insertItem(entry, parent: root.id, domain: "d", cachedVersion: nil, listed: true,
+                                                   checksum: nil, conflictCopy: false)
+                }
+                if i % 3 == 0 {
+                    // Long writes beside them, which always queue.
+                    group.addTask { _ = try await index.write { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") } }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let children = try await index.children(of: root.id, after: nil, limit: count + 10)
+        #expect(children.count == count)
+        #expect(Set(children.map(\.name)) == Set((0..<count).map { "f\($0)" }))
+    }
+}
