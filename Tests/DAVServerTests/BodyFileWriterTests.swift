@@ -53,4 +53,34 @@ import Testing
         #expect(written.content == Data(content))
         #expect(try Data(contentsOf: file) == Data(content))
     }
+
+    @Test("the journal's limit: a body of exactly the limit is handed back, one byte more is not; an empty one makes an empty file",
+          arguments: [(65_536, 65_536, true), (65_537, 65_536, false), (0, 0, true)])
+    func inlineLimitEdges(size: Int, limit: Int, handedBack: Bool) async throws {
+        let content = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bodywriter-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("body")
+
+        let written = try await BodyFileWriter.write(Self.chunks(of: content), to: file, inlineLimit: limit)
+        #expect(written.count == Int64(size))
+        #expect(written.content == (handedBack ? Data(content) : nil))
+        #expect(written.sha1 == Insecure.SHA1.hash(data: content).map { String(format: "%02x", $0) }.joined())
+        #expect(try Data(contentsOf: file) == Data(content))
+    }
+
+    @Test("a small body never overwrites a file that is there: the write fails and the file keeps its bytes")
+    func smallBodyOntoExistingFile() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bodywriter-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("body")
+        try Data("someone else's".utf8).write(to: file)
+
+        await #expect(throws: (any Error).self) {
+            _ = try await BodyFileWriter.write(Self.chunks(of: Array("mine".utf8)), to: file, inlineLimit: 64 * 1024)
+        }
+        #expect(try Data(contentsOf: file) == Data("someone else's".utf8))
+    }
 }
