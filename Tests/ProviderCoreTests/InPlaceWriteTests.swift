@@ -10,24 +10,26 @@ import Testing
 /// an event loop must never wait for someone else's transaction.
 @Suite("small index writes in place")
 struct InPlaceWriteTests {
+    /// An index in a folder of its own, with domain "d"'s root item.
     private struct Opened {
         let index: SQLiteIndex
-        let root: URL
-        func cleanUp() { try? FileManager.default.removeItem(at: root) }
+        let root: Item
+        let folder: URL
+        func cleanUp() { try? FileManager.default.removeItem(at: folder) }
     }
 
-    private func open() throws -> Opened {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("inplace-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        return Opened(index: try SQLiteIndex(file: root.appendingPathComponent("index.sqlite")), root: root)
+    private func open() async throws -> Opened {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("inplace-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let index = try SQLiteIndex(file: folder.appendingPathComponent("index.sqlite"))
+        return Opened(index: index, root: try await index.root(domain: "d"), folder: folder)
     }
 
     @Test("with the writer idle, a small write runs on the caller's thread, and commits")
     func idleWriteRunsInPlace() async throws {
-        let opened = try open()
+        let opened = try await open()
         defer { opened.cleanUp() }
-        let index = opened.index
-        let root = try await index.root(domain: "d")
+        let (index, root) = (opened.index, opened.root)
         let before = index.inPlaceWrites.load(ordering: .relaxed)
         let caller = pthread_self()
         let ran = try await index.smallWrite { _ in pthread_self() }
@@ -40,10 +42,9 @@ struct InPlaceWriteTests {
 
     @Test("a small write that finds another write running is queued behind it, not run in place")
     func busyWriterQueues() async throws {
-        let opened = try open()
+        let opened = try await open()
         defer { opened.cleanUp() }
-        let index = opened.index
-        let root = try await index.root(domain: "d")
+        let (index, root) = (opened.index, opened.root)
         let entered = NIOLockedValueBox(false)
         let release = DispatchSemaphore(value: 0)
         let long = Task {
@@ -73,10 +74,9 @@ struct InPlaceWriteTests {
 
     @Test("small writes racing from many tasks, some in place and some queued, all commit")
     func racingSmallWritesAllCommit() async throws {
-        let opened = try open()
+        let opened = try await open()
         defer { opened.cleanUp() }
-        let index = opened.index
-        let root = try await index.root(domain: "d")
+        let (index, root) = (opened.index, opened.root)
         let count = 300
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<count {
