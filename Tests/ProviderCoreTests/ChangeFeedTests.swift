@@ -120,6 +120,27 @@ struct ChangeFeedTests {
         #expect(Set(reported) == Set(expected), "missing: \(Set(expected).subtracting(reported).count)")
     }
 
+    @Test("a page cut short inside a new folder reports each member once: one changed after the page's end comes with the page that reads its change")
+    func truncatedPageInsideNewFolder() async throws {
+        let f = try await Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        let root = try await f.provider.root()
+        let start = try await f.provider.changes(below: root, at: [], since: "", infinite: true, limit: nil)
+        _ = try await f.provider.makeFolder(at: ["d"])
+        for i in 0..<10 { _ = try await f.put("\(i)", at: ["d", "f\(i).txt"]) }
+        var token = start.token.description
+        var reported: [ItemPath] = []
+        for _ in 0..<20 {
+            let page = try await f.provider.changes(below: root, at: [], since: token, infinite: true, limit: 3)
+            reported += page.present.map { $0.1 }
+            token = page.token.description
+            if !page.truncated { break }
+        }
+        // The first page holds d, f0 and f1 and ends there; before, d's
+        // arrival brought f2-f9 along and the next pages reported them again.
+        #expect(reported == [["d"]] + (0..<10).map { ["d", "f\($0).txt"] })
+    }
+
     @Test("a limit pages the answer: each place once across the pages, truncated until the last")
     func paging() async throws {
         let f = try await Fixture(ttl: 60)

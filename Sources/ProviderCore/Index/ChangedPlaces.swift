@@ -50,3 +50,9 @@ struct ChangedPlaces {
         if !truncated { covered = latest }
     }
 }
+
+extension Item {
+    /// Where the item is, as the change feed names places (a root has none
+    /// in its domain's feed: its parent is taken as 0).
+    var place: ChangedPlaces.Place { ChangedPlaces.Place(parent: parentID ?? 0, name: name) }
+}

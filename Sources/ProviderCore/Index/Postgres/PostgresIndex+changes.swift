@@ -49,8 +49,9 @@ extension PostgresIndex {
                 }
                 present.append((item, placePath))
                 if infinite && item.isFolder && collected.arrived.contains(place) {
+                    let later = collected.truncated ? try await t.placesChanged(below: item.id, after: collected.covered) : []
                     for (member, memberPath) in try await t.descendantsWithPaths(of: item.id, at: placePath)
-                    where reported.insert(memberPath).inserted {
+                    where !later.contains(member.place) && reported.insert(memberPath).inserted {
                         present.append((member, memberPath))
                     }
                 }
@@ -82,5 +83,21 @@ extension PostgresTransaction {
         let row = try await rows("SELECT identity, compacted_through, last_seq FROM feed WHERE id = 1")[0]
         let (identity, oldest, latest) = try row.decode((String, Int64, Int64).self)
         return (identity, oldest, latest)
+    }
+}
+
+extension PostgresTransaction {
+    /// As `SQLiteIndex.placesChanged`.
+    func placesChanged(below folder: Int64, after sequence: Int64) async throws -> Set<ChangedPlaces.Place> {
+        var places = Set<ChangedPlaces.Place>()
+        for row in try await rows("""
+            WITH RECURSIVE folders(id) AS (
+                SELECT \(folder)::bigint UNION ALL SELECT item.id FROM item JOIN folders ON item.parent_id = folders.id WHERE item.is_folder)
+            SELECT DISTINCT parent_id, name FROM change WHERE seq > \(sequence) AND parent_id IN (SELECT id FROM folders)
+            """) {
+            let (parent, name) = try row.decode((Int64, String).self)
+            places.insert(ChangedPlaces.Place(parent: parent, name: name))
+        }
+        return places
     }
 }

@@ -107,7 +107,10 @@ extension SQLiteIndex {
     /// - each changed place once, in the order of its first change, with
     ///   the item there now, or as removed when nothing is;
     /// - with `infinite`, a folder that arrived is reported with
-    ///   everything in it;
+    ///   everything in it, except, on a page cut short by `limit`, what
+    ///   changed after the page's end: the page that reads that change
+    ///   reports it (reported here as well, a file made in a new folder
+    ///   while a client synced behind the writer came twice);
     /// - `covered`: the latest sequence number, or, when `limit` places
     ///   were reached first, the last change of those places read (the next
     ///   request continues from there).
@@ -152,14 +155,29 @@ extension SQLiteIndex {
                 // A folder that arrived (made, copied or moved in) is new to
                 // the client with everything in it.
                 if infinite && item.isFolder && collected.arrived.contains(place) {
+                    let later = collected.truncated ? try Self.placesChanged(db, below: item.id, after: collected.covered) : []
                     for (member, memberPath) in try Self.descendantsWithPaths(db, of: item.id, at: placePath)
-                    where reported.insert(memberPath).inserted {
+                    where !later.contains(member.place) && reported.insert(memberPath).inserted {
                         present.append((member, memberPath))
                     }
                 }
             }
             return (present, removed, max(collected.covered, sequence), collected.truncated)
         }
+    }
+
+    /// The places at any depth below `folder` with a change after
+    /// `sequence`: the members of an arrived folder that a truncated page
+    /// leaves to the page that reads their own change (`ChangedPlaces.Place`).
+    static func placesChanged(_ db: Database, below folder: Int64, after sequence: Int64) throws -> Set<ChangedPlaces.Place> {
+        var places = Set<ChangedPlaces.Place>()
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            WITH RECURSIVE folders(id) AS (
+                SELECT ? UNION ALL SELECT item.id FROM item JOIN folders ON item.parent_id = folders.id WHERE item.is_folder = 1)
+            SELECT DISTINCT parent_id, name FROM change WHERE seq > ? AND parent_id IN (SELECT id FROM folders)
+            """), arguments: [folder, sequence])
+        while let row = try rows.next() { places.insert(ChangedPlaces.Place(parent: row[0], name: row[1])) }
+        return places
     }
 
     /// Forgets changes older than `age`, keeping the newest `keep` at least;
