@@ -141,6 +141,34 @@ struct ChangeFeedTests {
         #expect(reported == [["d"]] + (0..<10).map { ["d", "f\($0).txt"] })
     }
 
+    @Test("a page cut short inside a new folder leaves a folder moved into it later, with what it holds, to the page that reads the move")
+    func truncatedPageLeavesLaterArrivalWhole() async throws {
+        let f = try await Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        _ = try await f.provider.makeFolder(at: ["outside"])
+        _ = try await f.provider.makeFolder(at: ["outside", "sub"])
+        _ = try await f.put("x", at: ["outside", "sub", "x.txt"])
+        let root = try await f.provider.root()
+        let start = try await f.provider.changes(below: root, at: [], since: "", infinite: true, limit: nil)
+        _ = try await f.provider.makeFolder(at: ["d"])
+        for i in 0..<5 { _ = try await f.put("\(i)", at: ["d", "f\(i).txt"]) }
+        _ = try await f.provider.move(from: ["outside", "sub"], to: ["d", "sub"], overwrite: false)
+        var token = start.token.description
+        var reported: [ItemPath] = []
+        var removed: [ItemPath] = []
+        for _ in 0..<20 {
+            let page = try await f.provider.changes(below: root, at: [], since: token, infinite: true, limit: 3)
+            reported += page.present.map { $0.1 }
+            removed += page.removed
+            token = page.token.description
+            if !page.truncated { break }
+        }
+        // x.txt has no change of its own since the token: it comes with
+        // sub's arrival, not also with d's on the first page.
+        #expect(reported == [["d"]] + (0..<5).map { ["d", "f\($0).txt"] } + [["d", "sub"], ["d", "sub", "x.txt"]])
+        #expect(removed == [["outside", "sub"]])
+    }
+
     @Test("a limit pages the answer: each place once across the pages, truncated until the last")
     func paging() async throws {
         let f = try await Fixture(ttl: 60)

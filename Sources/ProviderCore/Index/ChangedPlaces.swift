@@ -51,6 +51,28 @@ struct ChangedPlaces {
     }
 }
 
+extension ChangedPlaces {
+    /// What a page reports of an arrived folder's members (parents first,
+    /// as `descendants` reads them), given the places below it that changed
+    /// after the page's end (`later`; true: one arrived there then). A page
+    /// read to the feed's end reports them all. A page cut short leaves a
+    /// member that changed later to the page that reads that change, and
+    /// below one that arrived later, everything: that page reports it with
+    /// its arrival. Each is then reported once across the pages.
+    static func membersToReport(_ members: [(Item, ItemPath)], later: [Place: Bool]) -> [(Item, ItemPath)] {
+        guard !later.isEmpty else { return members }
+        var arrivingLater = Set<Int64>()
+        return members.filter { member, _ in
+            let changedLater = later[member.place]
+            if changedLater == true || member.parentID.map(arrivingLater.contains) == true {
+                if member.isFolder { arrivingLater.insert(member.id) }
+                return false
+            }
+            return changedLater == nil
+        }
+    }
+}
+
 extension Item {
     /// Where the item is, as the change feed names places (a root has none
     /// in its domain's feed: its parent is taken as 0).

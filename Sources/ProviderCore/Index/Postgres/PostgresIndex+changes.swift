@@ -49,9 +49,10 @@ extension PostgresIndex {
                 }
                 present.append((item, placePath))
                 if infinite && item.isFolder && collected.arrived.contains(place) {
-                    let later = collected.truncated ? try await t.placesChanged(below: item.id, after: collected.covered) : []
-                    for (member, memberPath) in try await t.descendantsWithPaths(of: item.id, at: placePath)
-                    where !later.contains(member.place) && reported.insert(memberPath).inserted {
+                    let later = collected.truncated ? try await t.placesChanged(below: item.id, after: collected.covered) : [:]
+                    let members = try await t.descendantsWithPaths(of: item.id, at: placePath)
+                    for (member, memberPath) in ChangedPlaces.membersToReport(members, later: later)
+                    where reported.insert(memberPath).inserted {
                         present.append((member, memberPath))
                     }
                 }
@@ -88,15 +89,16 @@ extension PostgresTransaction {
 
 extension PostgresTransaction {
     /// As `SQLiteIndex.placesChanged`.
-    func placesChanged(below folder: Int64, after sequence: Int64) async throws -> Set<ChangedPlaces.Place> {
-        var places = Set<ChangedPlaces.Place>()
+    func placesChanged(below folder: Int64, after sequence: Int64) async throws -> [ChangedPlaces.Place: Bool] {
+        var places: [ChangedPlaces.Place: Bool] = [:]
         for row in try await rows("""
             WITH RECURSIVE folders(id) AS (
                 SELECT \(folder)::bigint UNION ALL SELECT item.id FROM item JOIN folders ON item.parent_id = folders.id WHERE item.is_folder)
-            SELECT DISTINCT parent_id, name FROM change WHERE seq > \(sequence) AND parent_id IN (SELECT id FROM folders)
+            SELECT parent_id, name, bool_or(kind = 'new') FROM change WHERE seq > \(sequence) AND parent_id IN (SELECT id FROM folders)
+            GROUP BY parent_id, name
             """) {
-            let (parent, name) = try row.decode((Int64, String).self)
-            places.insert(ChangedPlaces.Place(parent: parent, name: name))
+            let (parent, name, arrived) = try row.decode((Int64, String, Bool).self)
+            places[ChangedPlaces.Place(parent: parent, name: name)] = arrived
         }
         return places
     }

@@ -155,9 +155,10 @@ extension SQLiteIndex {
                 // A folder that arrived (made, copied or moved in) is new to
                 // the client with everything in it.
                 if infinite && item.isFolder && collected.arrived.contains(place) {
-                    let later = collected.truncated ? try Self.placesChanged(db, below: item.id, after: collected.covered) : []
-                    for (member, memberPath) in try Self.descendantsWithPaths(db, of: item.id, at: placePath)
-                    where !later.contains(member.place) && reported.insert(memberPath).inserted {
+                    let later = collected.truncated ? try Self.placesChanged(db, below: item.id, after: collected.covered) : [:]
+                    let members = try Self.descendantsWithPaths(db, of: item.id, at: placePath)
+                    for (member, memberPath) in ChangedPlaces.membersToReport(members, later: later)
+                    where reported.insert(memberPath).inserted {
                         present.append((member, memberPath))
                     }
                 }
@@ -167,16 +168,17 @@ extension SQLiteIndex {
     }
 
     /// The places at any depth below `folder` with a change after
-    /// `sequence`: the members of an arrived folder that a truncated page
-    /// leaves to the page that reads their own change (`ChangedPlaces.Place`).
-    static func placesChanged(_ db: Database, below folder: Int64, after sequence: Int64) throws -> Set<ChangedPlaces.Place> {
-        var places = Set<ChangedPlaces.Place>()
+    /// `sequence`, and whether something arrived there then
+    /// (`ChangedPlaces.membersToReport`).
+    static func placesChanged(_ db: Database, below folder: Int64, after sequence: Int64) throws -> [ChangedPlaces.Place: Bool] {
+        var places: [ChangedPlaces.Place: Bool] = [:]
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
             WITH RECURSIVE folders(id) AS (
                 SELECT ? UNION ALL SELECT item.id FROM item JOIN folders ON item.parent_id = folders.id WHERE item.is_folder = 1)
-            SELECT DISTINCT parent_id, name FROM change WHERE seq > ? AND parent_id IN (SELECT id FROM folders)
+            SELECT parent_id, name, MAX(kind = 'new') FROM change WHERE seq > ? AND parent_id IN (SELECT id FROM folders)
+            GROUP BY parent_id, name
             """), arguments: [folder, sequence])
-        while let row = try rows.next() { places.insert(ChangedPlaces.Place(parent: row[0], name: row[1])) }
+        while let row = try rows.next() { places[ChangedPlaces.Place(parent: row[0], name: row[1])] = row[2] }
         return places
     }
 
