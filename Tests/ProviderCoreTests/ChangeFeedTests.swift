@@ -11,6 +11,22 @@ import Testing
 struct ChangeFeedTests {
     func paths(_ changes: Provider.ChangeSet) -> Set<ItemPath> { Set(changes.present.map { $0.1 }) }
 
+    /// Every page of changes below the root since `token`, `limit` places
+    /// each, until one is not cut short (100 at most: a feed that never
+    /// ends fails its test rather than hang it).
+    func pages(_ f: Fixture, since token: String, infinite: Bool, limit: Int) async throws -> [Provider.ChangeSet] {
+        let root = try await f.provider.root()
+        var token = token
+        var pages: [Provider.ChangeSet] = []
+        for _ in 0..<100 {
+            let page = try await f.provider.changes(below: root, at: [], since: token, infinite: infinite, limit: limit)
+            pages.append(page)
+            token = page.token.description
+            if !page.truncated { break }
+        }
+        return pages
+    }
+
     @Test("every kind of change appears once in the next answer and never again, at depth 1 and infinite")
     func everyKindOnce() async throws {
         let f = try await Fixture(ttl: 60)
@@ -128,14 +144,7 @@ struct ChangeFeedTests {
         let start = try await f.provider.changes(below: root, at: [], since: "", infinite: true, limit: nil)
         _ = try await f.provider.makeFolder(at: ["d"])
         for i in 0..<10 { _ = try await f.put("\(i)", at: ["d", "f\(i).txt"]) }
-        var token = start.token.description
-        var reported: [ItemPath] = []
-        for _ in 0..<20 {
-            let page = try await f.provider.changes(below: root, at: [], since: token, infinite: true, limit: 3)
-            reported += page.present.map { $0.1 }
-            token = page.token.description
-            if !page.truncated { break }
-        }
+        let reported = try await pages(f, since: start.token.description, infinite: true, limit: 3).flatMap { $0.present.map(\.1) }
         // The first page holds d, f0 and f1 and ends there; before, d's
         // arrival brought f2-f9 along and the next pages reported them again.
         #expect(reported == [["d"]] + (0..<10).map { ["d", "f\($0).txt"] })
@@ -153,16 +162,8 @@ struct ChangeFeedTests {
         _ = try await f.provider.makeFolder(at: ["d"])
         for i in 0..<5 { _ = try await f.put("\(i)", at: ["d", "f\(i).txt"]) }
         _ = try await f.provider.move(from: ["outside", "sub"], to: ["d", "sub"], overwrite: false)
-        var token = start.token.description
-        var reported: [ItemPath] = []
-        var removed: [ItemPath] = []
-        for _ in 0..<20 {
-            let page = try await f.provider.changes(below: root, at: [], since: token, infinite: true, limit: 3)
-            reported += page.present.map { $0.1 }
-            removed += page.removed
-            token = page.token.description
-            if !page.truncated { break }
-        }
+        let read = try await pages(f, since: start.token.description, infinite: true, limit: 3)
+        let reported = read.flatMap { $0.present.map(\.1) }, removed = read.flatMap(\.removed)
         // x.txt has no change of its own since the token: it comes with
         // sub's arrival, not also with d's on the first page.
         #expect(reported == [["d"]] + (0..<5).map { ["d", "f\($0).txt"] } + [["d", "sub"], ["d", "sub", "x.txt"]])
@@ -176,17 +177,9 @@ struct ChangeFeedTests {
         let root = try await f.provider.root()
         let start = try await f.provider.changes(below: root, at: [], since: "", infinite: false, limit: nil)
         for i in 0..<25 { _ = try await f.put("\(i)", at: ["f\(i).txt"]) }
-        var token = start.token.description
-        var seen: [ItemPath] = []
-        var pages: [Int] = []
-        while true {
-            let page = try await f.provider.changes(below: root, at: [], since: token, infinite: false, limit: 10)
-            pages.append(page.present.count)
-            seen += page.present.map { $0.1 }
-            token = page.token.description
-            if !page.truncated { break }
-        }
-        #expect(pages == [10, 10, 5])
+        let read = try await pages(f, since: start.token.description, infinite: false, limit: 10)
+        let seen = read.flatMap { $0.present.map(\.1) }
+        #expect(read.map(\.present.count) == [10, 10, 5])
         #expect(seen.count == 25 && Set(seen).count == 25)
     }
 
