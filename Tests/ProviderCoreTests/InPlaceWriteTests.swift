@@ -7,7 +7,8 @@ import Testing
 
 /// `SQLiteIndex.smallWrite` runs a write of a few rows on the calling
 /// thread when the writer is idle, and queues it when another write runs:
-/// an event loop must never wait for someone else's transaction.
+/// an event loop must never wait for someone else's transaction. A lookup
+/// reads on the idle writer's connection, and elsewhere when it is busy.
 @Suite("small index writes in place")
 struct InPlaceWriteTests {
     /// An index in a folder of its own, with domain "d"'s root item.
@@ -69,6 +70,45 @@ struct InPlaceWriteTests {
         try await small.value
         #expect(ranSmall.withLockedValue { $0 })
         #expect(index.inPlaceWrites.load(ordering: .relaxed) == before, "the small write ran in place behind a busy writer")
+        #expect(try await index.item(id: root.id)?.listedAt == Date(timeIntervalSince1970: 42))
+    }
+
+    @Test("with the writer idle, a lookup reads on the writer's connection and sees its last commit")
+    func idleLookupReadsOnWriter() async throws {
+        let opened = try await open()
+        defer { opened.cleanUp() }
+        let (index, root) = (opened.index, opened.root)
+        let listed = Date(timeIntervalSince1970: 1_700_000_000)
+        try await index.markListed(id: root.id, at: listed)
+        let before = index.lookupsOnWriter.load(ordering: .relaxed)
+        #expect(try await index.item(id: root.id)?.listedAt == listed)
+        #expect(index.lookupsOnWriter.load(ordering: .relaxed) == before + 1, "the lookup did not read on the idle writer")
+    }
+
+    @Test("a lookup while a write holds the writer reads on another connection, without waiting for it")
+    func lookupBesideBusyWriterDoesNotWait() async throws {
+        let opened = try await open()
+        defer { opened.cleanUp() }
+        let (index, root) = (opened.index, opened.root)
+        let entered = NIOLockedValueBox(false)
+        let release = DispatchSemaphore(value: 0)
+        let long = Task {
+            try await index.write { db in
+                try db.execute(sql: "UPDATE item SET listed_at = 42 WHERE id = ?", arguments: [root.id])
+                entered.withLockedValue { $0 = true }
+                release.wait()
+            }
+        }
+        while !entered.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+        let before = index.lookupsOnWriter.load(ordering: .relaxed)
+        // Answered while the write still holds the writer (it is released
+        // only after), from the last commit: not the write's own change.
+        let seen = try await index.item(id: root.id)
+        #expect(seen != nil)
+        #expect(seen?.listedAt != Date(timeIntervalSince1970: 42), "the lookup saw an uncommitted change")
+        #expect(index.lookupsOnWriter.load(ordering: .relaxed) == before, "the lookup read on the busy writer")
+        release.signal()
+        try await long.value
         #expect(try await index.item(id: root.id)?.listedAt == Date(timeIntervalSince1970: 42))
     }
 
