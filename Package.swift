@@ -54,6 +54,8 @@ let package = Package(
             dependencies: [
                 "DurableFiles", "CSQLiteTuning",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's own API, for the item lookups read straight from a statement's columns (ItemColumns.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 // The shared index of several instances (Index/Postgres), when `[index] url` names a server.
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

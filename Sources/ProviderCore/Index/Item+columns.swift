@@ -1,7 +1,7 @@
 import Foundation
 
 /// The item row's columns, in the order both indexes decode them
-/// (`Item(row:)` for SQLite, `PostgresRows.swift` for PostgreSQL).
+/// (`ItemColumns.swift` for SQLite, `PostgresRows.swift` for PostgreSQL).
 extension Item {
     static let columns = "id, domain, parent_id, name, is_folder, size, modified, created, content_version, upstream_version, cached_version, executable, listed_at, checksum, checksum_version, state, tree_version"
 

@@ -51,7 +51,7 @@ extension SQLiteIndex {
     /// background refresh walks.
     func eagerRoots(domain: String) async throws -> [Item] {
         try await pool.read { db in
-            try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND content_policy = 'eager' ORDER BY id"), arguments: [domain]).map(Item.init(row:))
+            try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND content_policy = 'eager' ORDER BY id").items([domain])
         }
     }
 }

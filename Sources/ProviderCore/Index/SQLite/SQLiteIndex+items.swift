@@ -1,42 +1,21 @@
 import Foundation
 import GRDB
 
-extension Item {
-    init(row: Row) {
-        self.init(
-            id: row[0], domain: row[1], parentID: row[2], name: row[3],
-            kind: (row[4] as Bool) ? .folder : .file,
-            size: row[5],
-            modified: Date(timeIntervalSince1970: row[6]),
-            created: Date(timeIntervalSince1970: row[7]),
-            contentVersion: row[8], upstreamVersion: row[9], cachedVersion: row[10],
-            executable: row[11],
-            listedAt: (row[12] as Double?).map { Date(timeIntervalSince1970: $0) },
-            // Valid only for the content version it was computed for.
-            checksum: (row[14] as Int64?) == (row[8] as Int64) ? row[13] : nil,
-            state: StoredState(rawValue: row[15]) ?? .placeholder,
-            treeVersion: row[16]
-        )
-    }
-}
-
 /// Item rows: lookups, pages of children, and the writes of the provider.
 extension SQLiteIndex {
     func root(domain: String) async throws -> Item {
         // Every request resolves from the root: read first, the hot path writes nothing.
-        let existing: Item? = try lookupStatement { db in
-            try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL"), arguments: [domain])
-                .map(Item.init(row:))
-        }
-        if let existing { return existing }
+        if let existing = try lookupStatement({ db in try Self.root(db, domain: domain) }) { return existing }
         return try await write { db in
-            if let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL"), arguments: [domain]) {
-                return Item(row: row)
-            }
+            if let existing = try Self.root(db, domain: domain) { return existing }
             let now = Date().timeIntervalSince1970
             try db.cachedStatement(sql: "INSERT INTO item (domain, parent_id, name, is_folder, modified, created, state) VALUES (?, NULL, '', 1, ?, ?, 'folder')").execute(arguments: [domain, now, now])
             return try Self.item(db, id: db.lastInsertedRowID)
         }
+    }
+
+    static func root(_ db: Database, domain: String) throws -> Item? {
+        try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND parent_id IS NULL").item([domain])
     }
 
     /// Walks a path from the domain's root in one statement: the items
@@ -49,8 +28,12 @@ extension SQLiteIndex {
         try chains.value(for: ChainKey(domain: domain, path: path)) { try lookupStatement { db in
             // Sorted here: an ORDER BY made SQLite build a temporary
             // B-tree for every walk.
-            try Row.fetchAll(try db.cachedStatement(sql: Self.chainQuery), arguments: [domain, Self.jsonArray(path), path.count])
-                .sorted { ($0[Item.columnCount] as Int) < ($1[Item.columnCount] as Int) }.map(Item.init(row:))
+            var walked: [(depth: Int64, item: Item)] = []
+            try db.cachedStatement(sql: Self.chainQuery).forEachItem([domain, Self.jsonArray(path), path.count]) { item, rest in
+                walked.append((rest.integer(0), item))
+                return true
+            }
+            return walked.sorted { $0.depth < $1.depth }.map(\.item)
         } }
     }
 
@@ -95,7 +78,7 @@ extension SQLiteIndex {
 
     func item(id: Int64) async throws -> Item? {
         try lookupStatement { db in
-            try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id]).map(Item.init(row:))
+            try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?").item([id])
         }
     }
 
@@ -103,8 +86,8 @@ extension SQLiteIndex {
     /// the conflict state), from the state's index rather than a listing.
     func conflictCopies(in folder: Int64) async throws -> [Item] {
         try lookupStatement { db in
-            try Row.fetchAll(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND state = ?"),
-                             arguments: [folder, StoredState.conflict.rawValue]).map(Item.init(row:))
+            try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND state = ?")
+                .items([folder, StoredState.conflict.rawValue])
         }
     }
 
@@ -113,20 +96,21 @@ extension SQLiteIndex {
     }
 
     static func child(_ db: Database, of parent: Int64, named name: String) throws -> Item? {
-        try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?"), arguments: [parent, name]).map(Item.init(row:))
+        try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name = ?").item([parent, name])
     }
 
     /// One page of a folder's children in name order, starting after `name`;
     /// PROPFIND walks large folders page by page so memory stays flat.
     func children(of parent: Int64, after name: String?, limit: Int) async throws -> [Item] {
-        // Decoded from a cursor, straight from SQLite's columns: `fetchAll`
-        // copies every row into values first, which was a seventh of a
-        // PROPFIND of 10,000 members.
+        // Decoded straight from SQLite's columns (`ItemColumns`): GRDB's
+        // `fetchAll` copies every row into values first, which was a seventh
+        // of a PROPFIND of 10,000 members.
         try lookupStatement { db in
             if let name {
-                return try Array(Row.fetchCursor(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name > ? ORDER BY name LIMIT ?"), arguments: [parent, name, limit]).map(Item.init(row:)))
+                return try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name > ? ORDER BY name LIMIT ?")
+                    .items([parent, name, limit])
             }
-            return try Array(Row.fetchCursor(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? ORDER BY name LIMIT ?"), arguments: [parent, limit]).map(Item.init(row:)))
+            return try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? ORDER BY name LIMIT ?").items([parent, limit])
         }
     }
 
@@ -136,13 +120,13 @@ extension SQLiteIndex {
     }
 
     static func descendants(_ db: Database, of id: Int64) throws -> [Item] {
-        try Row.fetchAll(db.cachedStatement(sql: """
+        try db.cachedStatement(sql: """
             WITH RECURSIVE sub(id, depth) AS (
                 SELECT id, 1 FROM item WHERE parent_id = ?
                 UNION ALL SELECT item.id, sub.depth + 1 FROM item JOIN sub ON item.parent_id = sub.id)
             SELECT \(Item.qualifiedColumns)
             FROM item JOIN sub ON item.id = sub.id ORDER BY sub.depth
-            """), arguments: [id]).map(Item.init(row:))
+            """).items([id])
     }
 
     /// Every item below `folder` (at `path`), parents first, with its path.
@@ -267,7 +251,7 @@ extension SQLiteIndex {
     }
 
     static func item(_ db: Database, id: Int64) throws -> Item {
-        Item(row: try Row.fetchOne(try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?"), arguments: [id])!)
+        try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE id = ?").item([id])!
     }
 
     /// The upstream folder's version when its listing was last applied.
@@ -352,12 +336,11 @@ extension SQLiteIndex {
     private static func members(_ db: Database, of folder: Int64, named names: [String]) throws -> [ExactName: Item] {
         var found: [ExactName: Item] = [:]
         found.reserveCapacity(names.count)
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+        try db.cachedStatement(sql: """
             SELECT \(Item.columns) FROM item WHERE parent_id = ? AND name IN (SELECT value FROM json_each(?))
-            """), arguments: [folder, jsonArray(names)])
-        while let row = try rows.next() {
-            let item = Item(row: row)
+            """).forEachItem([folder, jsonArray(names)]) { item, _ in
             found[ExactName(item.name)] = item
+            return true
         }
         return found
     }
@@ -366,9 +349,7 @@ extension SQLiteIndex {
     /// uploaded) and records the folder as listed now.
     private static func sweep(_ db: Database, folder: Int64, pass: Int64, version: String?) throws -> [Int64] {
         var stale: [Int64] = []
-        let unseen = try Row.fetchAll(
-            try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND seen IS NOT ?"),
-            arguments: [folder, pass]).map(Item.init(row:))
+        let unseen = try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND seen IS NOT ?").items([folder, pass])
         for item in unseen where !item.dirty {
             stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
         }
