@@ -11,7 +11,9 @@ import GRDBSQLite
 /// target), that was a third of a lookup's time (issue 14's profile). These
 /// statements are reads whose SQL names its columns, so GRDB's bookkeeping
 /// around a step (schema cache, transaction observers) has nothing to do
-/// for them; the statement is reset at the end, which ends the read.
+/// for them. The statement is reset at the end, however the steps ended:
+/// that ends the read (a statement left on a row holds its snapshot), and
+/// clears a failed step's error, on which GRDB's next binding would trap.
 extension Statement {
     /// The item of the first row, if any.
     func item(_ arguments: StatementArguments) throws -> Item? {
