@@ -37,7 +37,17 @@ func treeChecksums(_ root: URL, _ command: ClientCommand) async throws -> [Strin
         }
     }
     guard !files.isEmpty else { return sums }
-    let result = try await command.run(sha256sum, ["-z", "--"] + files.map { base + "/" + $0 })
+    // A file can go between the walk and the hash (the temporary file of an
+    // upload in flight, renamed into place): the hash is taken again of the
+    // files still there, and the caller sees the tree as it is then.
+    var result = try await command.run(sha256sum, ["-z", "--"] + files.map { base + "/" + $0 })
+    for _ in 0..<3 where !result.succeeded {
+        let remaining = files.filter { FileManager.default.fileExists(atPath: base + "/" + $0) }
+        guard remaining.count < files.count else { break }
+        files = remaining
+        guard !files.isEmpty else { return sums }
+        result = try await command.run(sha256sum, ["-z", "--"] + files.map { base + "/" + $0 })
+    }
     try #require(result.succeeded, "\(result)")
     for line in result.stdout.split(separator: "\0") {
         let (hash, path) = (line.prefix(64), line.dropFirst(66))
