@@ -11,24 +11,26 @@ import Testing
 /// reads on the idle writer's connection, and elsewhere when it is busy.
 @Suite("small index writes in place")
 struct InPlaceWriteTests {
-    /// An index in a folder of its own, with domain "d"'s root item.
-    private struct Opened {
-        let index: SQLiteIndex
-        let root: Item
-        let folder: URL
-        func cleanUp() { try? FileManager.default.removeItem(at: folder) }
-    }
-
-    private func open() async throws -> Opened {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("inplace-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let index = try SQLiteIndex(file: folder.appendingPathComponent("index.sqlite"))
-        return Opened(index: index, root: try await index.root(domain: "d"), folder: folder)
+    /// A write that makes `change` and then holds the writer until the
+    /// returned semaphore is signalled; returns once it holds it.
+    private func holdWriter(_ index: SQLiteIndex, _ change: @escaping @Sendable (Database) throws -> Void = { _ in })
+        async throws -> (Task<Void, any Error>, DispatchSemaphore) {
+        let entered = NIOLockedValueBox(false)
+        let release = DispatchSemaphore(value: 0)
+        let long = Task {
+            try await index.write { db in
+                try change(db)
+                entered.withLockedValue { $0 = true }
+                release.wait()
+            }
+        }
+        while !entered.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+        return (long, release)
     }
 
     @Test("with the writer idle, a small write runs on the caller's thread, and commits")
     func idleWriteRunsInPlace() async throws {
-        let opened = try await open()
+        let opened = try await TemporarySQLiteIndex.open()
         defer { opened.cleanUp() }
         let (index, root) = (opened.index, opened.root)
         let before = index.inPlaceWrites.load(ordering: .relaxed)
@@ -43,18 +45,10 @@ struct InPlaceWriteTests {
 
     @Test("a small write that finds another write running is queued behind it, not run in place")
     func busyWriterQueues() async throws {
-        let opened = try await open()
+        let opened = try await TemporarySQLiteIndex.open()
         defer { opened.cleanUp() }
         let (index, root) = (opened.index, opened.root)
-        let entered = NIOLockedValueBox(false)
-        let release = DispatchSemaphore(value: 0)
-        let long = Task {
-            try await index.write { _ in
-                entered.withLockedValue { $0 = true }
-                release.wait()
-            }
-        }
-        while !entered.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+        let (long, release) = try await holdWriter(index)
         let before = index.inPlaceWrites.load(ordering: .relaxed)
         let ranSmall = NIOLockedValueBox(false)
         let small = Task {
@@ -75,7 +69,7 @@ struct InPlaceWriteTests {
 
     @Test("with the writer idle, a lookup reads on the writer's connection and sees its last commit")
     func idleLookupReadsOnWriter() async throws {
-        let opened = try await open()
+        let opened = try await TemporarySQLiteIndex.open()
         defer { opened.cleanUp() }
         let (index, root) = (opened.index, opened.root)
         let listed = Date(timeIntervalSince1970: 1_700_000_000)
@@ -87,19 +81,12 @@ struct InPlaceWriteTests {
 
     @Test("a lookup while a write holds the writer reads on another connection, without waiting for it")
     func lookupBesideBusyWriterDoesNotWait() async throws {
-        let opened = try await open()
+        let opened = try await TemporarySQLiteIndex.open()
         defer { opened.cleanUp() }
         let (index, root) = (opened.index, opened.root)
-        let entered = NIOLockedValueBox(false)
-        let release = DispatchSemaphore(value: 0)
-        let long = Task {
-            try await index.write { db in
-                try db.execute(sql: "UPDATE item SET listed_at = 42 WHERE id = ?", arguments: [root.id])
-                entered.withLockedValue { $0 = true }
-                release.wait()
-            }
+        let (long, release) = try await holdWriter(index) { db in
+            try db.execute(sql: "UPDATE item SET listed_at = 42 WHERE id = ?", arguments: [root.id])
         }
-        while !entered.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
         let before = index.lookupsOnWriter.load(ordering: .relaxed)
         // Answered while the write still holds the writer (it is released
         // only after), from the last commit: not the write's own change.
@@ -114,7 +101,7 @@ struct InPlaceWriteTests {
 
     @Test("small writes racing from many tasks, some in place and some queued, all commit")
     func racingSmallWritesAllCommit() async throws {
-        let opened = try await open()
+        let opened = try await TemporarySQLiteIndex.open()
         defer { opened.cleanUp() }
         let (index, root) = (opened.index, opened.root)
         let count = 300

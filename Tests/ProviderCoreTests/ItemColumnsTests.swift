@@ -8,21 +8,6 @@ import Testing
 /// read when they stop early, and report a failing step.
 @Suite("items read from a statement's columns")
 struct ItemColumnsTests {
-    private struct Opened {
-        let index: SQLiteIndex
-        let root: Item
-        let folder: URL
-        var file: URL { folder.appendingPathComponent("index.sqlite") }
-        func cleanUp() { try? FileManager.default.removeItem(at: folder) }
-    }
-
-    private func open() async throws -> Opened {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("columns-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let index = try SQLiteIndex(file: folder.appendingPathComponent("index.sqlite"))
-        return Opened(index: index, root: try await index.root(domain: "d"), folder: folder)
-    }
-
     private func entry(_ name: String, folder: Bool = false, size: Int64 = 0, version: String = "v") -> UpstreamEntry {
         UpstreamEntry(name: name, isFolder: folder, size: size, modified: Date(timeIntervalSince1970: 1_700_000_123.25),
                       version: version, executable: !folder)
@@ -30,7 +15,7 @@ struct ItemColumnsTests {
 
     @Test("every column reads as written: NULLs, non-ASCII names, a checksum only for its own content version")
     func columnsReadAsWritten() async throws {
-        let opened = try await open()
+        let opened = try await TemporarySQLiteIndex.open()
         defer { opened.cleanUp() }
         let (index, root) = (opened.index, opened.root)
         #expect(root.parentID == nil)
@@ -83,7 +68,7 @@ struct ItemColumnsTests {
 
     @Test("a read stopped at its first row ends its snapshot: the connection sees the next commit")
     func earlyStopEndsTheRead() async throws {
-        let opened = try await open()
+        let opened = try await TemporarySQLiteIndex.open()
         defer { opened.cleanUp() }
         let (index, root) = (opened.index, opened.root)
         for i in 0..<5 {
@@ -111,7 +96,7 @@ struct ItemColumnsTests {
 
     @Test("a step that fails throws the database's error, and the statement serves the next read")
     func failingStepThrows() async throws {
-        let opened = try await open()
+        let opened = try await TemporarySQLiteIndex.open()
         defer { opened.cleanUp() }
         let (index, root) = (opened.index, opened.root)
         let file = try await index.insertItem(entry("f"), parent: root.id, domain: "d", cachedVersion: nil, listed: true,
