@@ -112,6 +112,8 @@ struct ItemColumnsTests {
                 }
             }
             #expect(seen == [root.id])
+            // Arguments that do not fit the statement are refused, not bound as NULL.
+            #expect(throws: DatabaseError.self) { try db.cachedStatement(sql: sql).items([]) }
             let after = try db.cachedStatement(sql: sql).items([-1])
             #expect(after.map(\.id) == [root.id, file.id])
         }

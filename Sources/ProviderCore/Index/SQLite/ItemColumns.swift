@@ -38,7 +38,8 @@ extension Statement {
     /// Each row's item, with the row's columns after the item's; `body`
     /// returns false to stop.
     func forEachItem(_ arguments: StatementArguments, _ body: (Item, ItemRowRest) throws -> Bool) throws {
-        setUncheckedArguments(arguments)
+        // Checked against the statement's parameters, as GRDB's fetches do.
+        try setArguments(arguments)
         let statement = sqliteStatement
         defer { sqlite3_reset(statement) }
         while true {
