@@ -126,4 +126,42 @@ struct WriteCoordinationTests {
             #expect(try await client.send("GET", "/files/plain.txt").body == Data(repeating: 0x46, count: 2 * Self.half))
         }
     }
+
+    /// Small unconditional PUTs are checked only where they commit
+    /// (`DAVExchange.checksWaitForCommit`): every refusal the checks before
+    /// the body gave must come from the commit, with nothing stored.
+    @Test("a small PUT checked only at its commit is refused as before: no folder 409, a collection 405, a lock 423; nothing stored", arguments: modes)
+    func smallPutsCheckedAtCommit(mode: String) async throws {
+        try await withGateway(extraDomain: "write_mode = \"\(mode)\"") { server, client in
+            #expect(try await client.send("MKCOL", "/files/dir").status == 201)
+            #expect(try await client.send("PUT", "/files/missing/new.txt", body: "x").status == 409)
+            #expect(try await client.send("PUT", "/files/dir", body: "x").status == 405)
+            #expect(try await client.send("PUT", "/files/held.txt", body: "original").status == 201)
+            let lock = try await client.send("LOCK", "/files/held.txt", body: Self.lockinfo)
+            #expect(lock.status == 200)
+            #expect(try await client.send("PUT", "/files/held.txt", body: "intruder").status == 423)
+            let folderLock = try await client.send("LOCK", "/files/dir/", headers: [("Depth", "infinity")], body: Self.lockinfo)
+            #expect(folderLock.status == 200)
+            #expect(try await client.send("PUT", "/files/dir/new.txt", body: "intruder").status == 423)
+
+            #expect(try await client.send("GET", "/files/held.txt").text == "original")
+            #expect(try await client.send("GET", "/files/dir/new.txt").status == 404)
+            let root = try #require(Multistatus(try await client.send("PROPFIND", "/files/", headers: [("Depth", "1")])))
+            #expect(Set(root.hrefs) == ["/files/", "/files/dir/", "/files/held.txt"])
+            let dir = try #require(Multistatus(try await client.send("PROPFIND", "/files/dir/", headers: [("Depth", "1")])))
+            #expect(dir.hrefs == ["/files/dir/"])
+            // Nor did the upstream get any of them (a locked file's upload
+            // waits for its lock, so held.txt may not be there yet).
+            let upstream = server.upstream
+            #expect(!FileManager.default.fileExists(atPath: upstream.appendingPathComponent("missing").path))
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: upstream.appendingPathComponent("dir").path)) ?? []).isEmpty)
+            let held = try? String(contentsOf: upstream.appendingPathComponent("held.txt"), encoding: .utf8)
+            #expect(held == nil || held == "original")
+            // The holders write with their tokens.
+            #expect(try await client.send("PUT", "/files/held.txt", headers: [("If", "(<\(try Self.token(lock))>)")], body: "holder").status == 204)
+            let holderPut = try await client.send("PUT", "/files/dir/new.txt", headers: [("If", "<\(client.base)/files/dir/> (<\(try Self.token(folderLock))>)")], body: "holder")
+            #expect(holderPut.status == 201, "\(holderPut.status) \(holderPut.text)")
+            #expect(try await client.send("GET", "/files/dir/new.txt").text == "holder")
+        }
+    }
 }

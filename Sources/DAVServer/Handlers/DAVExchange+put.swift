@@ -11,7 +11,8 @@ extension DAVExchange {
     /// A write that passed its checks and may receive its body.
     struct PlannedWrite {
         let provider: Provider
-        /// What the path holds now, as the index knows it.
+        /// What the path holds now, as the index knows it; nil also when it
+        /// was not looked up (`planCheckedAtCommit`).
         let existing: Item?
         var conditions: WriteConditions
         let ownCloud: OwnCloudPut
@@ -31,7 +32,7 @@ extension DAVExchange {
         } catch {
             throw DAVError.badRequest("Content-Range must be 'bytes FIRST-LAST/LENGTH' with the file's complete length; nothing was stored")
         }
-        let plan = try await planWrite(method: "PUT")
+        let plan = try await Self.checksWaitForCommit(headers, piece: piece) ? planCheckedAtCommit() : planWrite(method: "PUT")
         let provider = plan.provider
         // Finder sends chunked bodies with the real length here.
         let expected = headers[.init("X-Expected-Entity-Length")!].flatMap(Int64.init)
@@ -88,6 +89,32 @@ extension DAVExchange {
         let conditions = writeConditions(submitted: submitted, judging: existing)
         try await provider.check(conditions, target: existing, parent: parent)
         return PlannedWrite(provider: provider, existing: existing, conditions: conditions, ownCloud: try OwnCloudPut(headers))
+    }
+
+    /// The largest body whose PUT is checked only when it commits.
+    static let smallBodyLimit = 64 * 1024
+
+    /// Whether this PUT's checks are better left to its commit alone: a
+    /// small body, announced by its length, with no condition to judge and
+    /// no `Expect: 100-continue` to answer. The commit repeats every check
+    /// of `planWrite` that such a request needs (the folder, a collection
+    /// at the path, the name, locks), under the domain's coordination;
+    /// checking before the body as well would refuse early only a body
+    /// that costs less to receive than the lookups cost, and doubled a
+    /// small PUT's index reads (issue 14).
+    static func checksWaitForCommit(_ headers: HTTPFields, piece: ContentRange?) -> Bool {
+        guard piece == nil, let length = headers[.contentLength].flatMap(Int.init), length <= Self.smallBodyLimit,
+              headers[.expect] == nil else { return false }
+        return ![HTTPField.Name.ifMatch, .ifNoneMatch, .ifUnmodifiedSince, .init("If")!].contains { headers[$0] != nil }
+    }
+
+    /// The plan of a write whose checks are all the commit's: the holder
+    /// (no tokens, nothing judged) and what needs no lookup.
+    func planCheckedAtCommit() throws -> PlannedWrite {
+        let provider = try requireDomain()
+        guard !itemPath.isEmpty else { throw DAVError(.methodNotAllowed, "PUT on a domain root") }
+        return PlannedWrite(provider: provider, existing: nil, conditions: writeConditions(submitted: [], judging: nil),
+                            ownCloud: try OwnCloudPut(headers))
     }
 
     /// What a body that could not be received answers, its file discarded:
