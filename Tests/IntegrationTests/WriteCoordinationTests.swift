@@ -159,9 +159,16 @@ struct WriteCoordinationTests {
             #expect(held == nil || held == "original")
             // The holders write with their tokens.
             #expect(try await client.send("PUT", "/files/held.txt", headers: [("If", "(<\(try Self.token(lock))>)")], body: "holder").status == 204)
-            let holderPut = try await client.send("PUT", "/files/dir/new.txt", headers: [("If", "<\(client.base)/files/dir/> (<\(try Self.token(folderLock))>)")], body: "holder")
-            #expect(holderPut.status == 201, "\(holderPut.status) \(holderPut.text)")
+            // A new member joins its folder's depth-infinity lock (RFC 4918
+            // section 7.4): the token matches untagged, as for the folder.
+            let token = try Self.token(folderLock)
+            #expect(try await client.send("PUT", "/files/dir/new.txt", headers: [("If", "(<\(token)>)")], body: "holder").status == 201)
+            #expect(try await client.send("PUT", "/files/dir/tagged.txt", headers: [("If", "<\(client.base)/files/dir/> (<\(token)>)")],
+                                          body: "holder").status == 201)
+            #expect(try await client.send("PUT", "/files/dir/other.txt", headers: [("If", "(<opaquelocktoken:not-a-lock>)")],
+                                          body: "x").status == 412)
             #expect(try await client.send("GET", "/files/dir/new.txt").text == "holder")
+            #expect(try await client.send("GET", "/files/dir/other.txt").status == 404)
         }
     }
 }

@@ -29,12 +29,21 @@ extension DAVExchange {
     }
 
     /// The ETag and covering lock tokens of a resource named in an If header.
+    /// Nothing at the path yet, it has no ETag, and the locks covering it
+    /// are its folder's of depth infinity: a new member joins them (RFC 4918
+    /// section 7.4), so a holder's `If: (<token>)` on a PUT of a new file
+    /// there matches.
     private func state(of resource: DAVPath) async throws -> ResourceState {
-        guard let domain = resource.segments.first, let provider = settings.domains[domain],
-              let item = try await provider.item(at: Array(resource.segments.dropFirst()))
-        else { return ResourceState(etag: nil, lockTokens: []) }
-        let locks = try await provider.locks(covering: item)
-        return ResourceState(etag: item.etag, lockTokens: Set(locks.map(\.token)))
+        let nothing = ResourceState(etag: nil, lockTokens: [])
+        guard let domain = resource.segments.first, let provider = settings.domains[domain] else { return nothing }
+        let path = Array(resource.segments.dropFirst())
+        if let item = try await provider.item(at: path) {
+            let locks = try await provider.locks(covering: item)
+            return ResourceState(etag: item.etag, lockTokens: Set(locks.map(\.token)))
+        }
+        guard !path.isEmpty, let folder = try await provider.item(at: Array(path.dropLast())), folder.isFolder else { return nothing }
+        let locks = try await provider.locks(covering: folder).filter(\.depthInfinity)
+        return ResourceState(etag: nil, lockTokens: Set(locks.map(\.token)))
     }
 
     /// RFC 4918 section 7: a write to a locked resource must submit a token
