@@ -87,29 +87,6 @@ struct RecyclingReaderTests {
         }
     }
 
-    @Test("large reads of cached pages are copied on the calling thread; pages the page cache lost are read on the pool, and come back the same")
-    func cachedPagesReadInPlace() async throws {
-        let chunk = 256 * 1024
-        let (url, fd, bytes) = try makeFile(4 * chunk)
-        defer { close(fd); try? FileManager.default.removeItem(at: url) }
-        // Written moments ago: every page is in the page cache.
-        var reader = RecyclingReader()
-        var received: [UInt8] = []
-        for n in 0..<4 {
-            received += try await reader.read(fd, at: Int64(n * chunk), count: chunk) { Failed(code: $0) }.readableBytesView
-        }
-        #expect(received == bytes)
-        #expect(reader.cachedInPlace == 4)
-        // Written back and dropped from the page cache: the first read
-        // waits for the disk, so it goes to the pool.
-        try #require(fsync(fd) == 0)
-        try #require(posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED)) == 0)
-        var cold = RecyclingReader()
-        let first = try await cold.read(fd, at: 0, count: chunk) { Failed(code: $0) }
-        #expect(Array(first.readableBytesView) == Array(bytes[0..<chunk]))
-        #expect(cold.cachedInPlace == 0)
-    }
-
     @Test("a failed read throws the caller's error with its errno")
     func failure() async throws {
         var reader = RecyclingReader()
