@@ -38,7 +38,7 @@ public final class UserStore: Sendable {
     }
 
     private let state: NIOLockedValueBox<State>
-    private let cacheSecret = SymmetricKey(size: .bits256)
+    private let credentialKeys = VerifiedCredentials.KeyMaker(secret: SymmetricKey(size: .bits256))
     private let lockFile: String
 
     /// Opens the users file; a missing file is an empty store, and nothing is created until a change.
@@ -135,7 +135,7 @@ public final class UserStore: Sendable {
     public func verify(_ name: String, password: String) async -> Bool {
         // Nothing that fails these can ever have been stored, whichever users exist.
         guard UserName.isValid(name), (try? Self.checkStorable(password)) != nil else { return false }
-        let key = VerifiedCredentials.key(name: name, password: password, secret: cacheSecret)
+        let key = credentialKeys.key(name: name, password: password)
         let (verifier, cached, running) = state.withLockedValue { state -> (String?, Bool, Task<Bool, Never>?) in
             refreshIfStale(&state)
             let verifier = state.users[name]?.bcrypt
