@@ -160,7 +160,7 @@ struct WriteCoordinationTests {
             // The holders write with their tokens.
             #expect(try await client.send("PUT", "/files/held.txt", headers: [("If", "(<\(try Self.token(lock))>)")], body: "holder").status == 204)
             // A new member joins its folder's depth-infinity lock (RFC 4918
-            // section 7.4): the token matches untagged, as for the folder.
+            // section 6.1): the token matches untagged, as for the folder.
             let token = try Self.token(folderLock)
             #expect(try await client.send("PUT", "/files/dir/new.txt", headers: [("If", "(<\(token)>)")], body: "holder").status == 201)
             #expect(try await client.send("PUT", "/files/dir/tagged.txt", headers: [("If", "<\(client.base)/files/dir/> (<\(token)>)")],

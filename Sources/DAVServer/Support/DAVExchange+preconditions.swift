@@ -31,7 +31,7 @@ extension DAVExchange {
     /// The ETag and covering lock tokens of a resource named in an If header.
     /// Nothing at the path yet, it has no ETag, and the locks covering it
     /// are its folder's of depth infinity: a new member joins them (RFC 4918
-    /// section 7.4), so a holder's `If: (<token>)` on a PUT of a new file
+    /// section 6.1), so a holder's `If: (<token>)` on a PUT of a new file
     /// there matches.
     private func state(of resource: DAVPath) async throws -> ResourceState {
         let nothing = ResourceState(etag: nil, lockTokens: [])
