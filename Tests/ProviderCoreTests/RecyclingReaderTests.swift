@@ -87,7 +87,7 @@ struct RecyclingReaderTests {
         }
     }
 
-    @Test("a large read is copied in place from the page cache only while the stream has let go of the chunk sent two reads before; otherwise, and for pages not cached, on the pool")
+    @Test("a large read of a complete file is copied in place from the page cache only while the stream has let go of the chunk sent two reads before; otherwise, for pages not cached, and for a file still written, on the pool")
     func cachedPagesReadInPlaceWhileKeptUp() async throws {
         let chunk = 256 * 1024
         let (url, fd, bytes) = try makeFile(6 * chunk)
@@ -95,17 +95,21 @@ struct RecyclingReaderTests {
         // Every chunk let go of at once, the file just written (in the page
         // cache): the first two go through the pool (nothing sent two reads
         // before yet), the other four are read in place.
-        var reader = RecyclingReader()
-        var received: [UInt8] = []
+        var reader = RecyclingReader(cachedInPlaceFirst: true)
+        var pooled = RecyclingReader()
+        var received: [UInt8] = [], receivedThroughPool: [UInt8] = []
         for n in 0..<6 {
             received += try await reader.read(fd, at: Int64(n * chunk), count: chunk) { Failed(code: $0) }.readableBytesView
+            receivedThroughPool += try await pooled.read(fd, at: Int64(n * chunk), count: chunk) { Failed(code: $0) }.readableBytesView
         }
-        #expect(received == bytes)
+        #expect(received == bytes && receivedThroughPool == bytes)
         #expect(reader.cachedInPlace == 4)
-        #expect(reader.recycled == 4)
+        #expect(reader.recycled == 4 && pooled.recycled == 4)
+        // A reader of a file still being written never reads in place.
+        #expect(pooled.cachedInPlace == 0)
         // A stream that holds every chunk (a connection falling behind):
         // every read goes through the pool, into storage of its own.
-        var lagging = RecyclingReader()
+        var lagging = RecyclingReader(cachedInPlaceFirst: true)
         var held: [ByteBuffer] = []
         for n in 0..<6 {
             held.append(try await lagging.read(fd, at: Int64(n * chunk), count: chunk) { Failed(code: $0) })
@@ -115,7 +119,7 @@ struct RecyclingReaderTests {
         #expect(Set(held.map(address)).count == 6)
         // Pages the page cache lost: the read that would wait for the disk
         // goes to the pool, though the stream keeps up.
-        var cold = RecyclingReader()
+        var cold = RecyclingReader(cachedInPlaceFirst: true)
         for n in 0..<2 { _ = try await cold.read(fd, at: Int64(n * chunk), count: chunk) { Failed(code: $0) } }
         try #require(fsync(fd) == 0)
         try #require(posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED)) == 0)

@@ -104,7 +104,7 @@ extension DAVExchange {
             case .file(let file):
                 return try file.body(range: range, holding: lease)
             case .download(let download):
-                return FileDescriptor.body(range: range, open: { FileDescriptor(try download.openForReading()) },
+                return FileDescriptor.body(range: range, complete: false, open: { FileDescriptor(try download.openForReading()) },
                                            available: { _ = lease; return try await download.bytes(upTo: $0) })
             }
         }

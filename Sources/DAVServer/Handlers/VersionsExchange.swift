@@ -103,7 +103,7 @@ struct VersionsExchange {
         guard open.size > 0 else { return Response(status: .ok, headers: fields, body: .init()) }
         let descriptor = open.descriptor, size = open.size
         return Response(status: .ok, headers: fields,
-                        body: FileDescriptor.body(range: 0...(size - 1), open: { descriptor }, available: { _ in size }))
+                        body: FileDescriptor.body(range: 0...(size - 1), complete: true, open: { descriptor }, available: { _ in size }))
     }
 
     /// Destination: the file itself or another path in the domain.

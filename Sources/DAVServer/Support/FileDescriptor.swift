@@ -81,13 +81,15 @@ final class FileDescriptor: Sendable {
     /// Chunks are read into recycled buffers (`RecyclingReader`).
     static let chunkSize: Int64 = 256 * 1024
 
-    static func body(range: ClosedRange<Int64>, open: @escaping @Sendable () throws -> FileDescriptor,
+    /// `complete`: the file is whole on disk (`available` answers at once),
+    /// so its chunks may be read in place from the page cache.
+    static func body(range: ClosedRange<Int64>, complete: Bool, open: @escaping @Sendable () throws -> FileDescriptor,
                      available: @escaping @Sendable (Int64) async throws -> Int64) -> ResponseBody {
         ResponseBody(contentLength: range.count) { writer in
             var file: FileDescriptor?
             var offset = range.lowerBound
             let end = range.upperBound + 1
-            var reader = RecyclingReader()
+            var reader = RecyclingReader(cachedInPlaceFirst: complete)
             while offset < end {
                 let ready = min(try await available(min(offset + chunkSize, end)), end)
                 guard ready > offset else {

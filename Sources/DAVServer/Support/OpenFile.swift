@@ -39,6 +39,6 @@ struct OpenFile: Sendable {
             ServerMetrics.bytesSent.increment(by: bytes.readableBytes)
             return ResponseBody(byteBuffer: bytes)
         }
-        return FileDescriptor.body(range: range, open: { descriptor }, available: { _ in withExtendedLifetime(lease) { size } })
+        return FileDescriptor.body(range: range, complete: true, open: { descriptor }, available: { _ in withExtendedLifetime(lease) { size } })
     }
 }
