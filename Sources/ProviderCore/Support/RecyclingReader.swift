@@ -41,8 +41,8 @@ public struct RecyclingReader: Sendable {
     /// Up to `count` bytes of `fd` at `offset` (fewer at the end of the
     /// file, or where the page cache holds only the first part), read on
     /// the calling thread when small or (`cachedInPlaceFirst`) already in
-    /// the page cache, else on the blocking pool. `failure` makes the error of a failed `pread` from
-    /// its errno.
+    /// the page cache, else on the blocking pool. `failure` makes the error
+    /// of a failed `pread` from its errno.
     ///
     /// A large read of cached pages is a copy of a few tens of
     /// microseconds; the hop to the pool and back cost two thread switches
@@ -96,13 +96,9 @@ public struct RecyclingReader: Sendable {
     /// error is reported. An empty buffer at the end of the file.
     static func readCached(_ fd: Int32, at offset: Int64, count: Int, into spare: inout ByteBuffer?) -> ByteBuffer? {
         #if os(Linux)
-        var buffer = spare.take() ?? ByteBufferAllocator().buffer(capacity: count)
-        buffer.clear()
-        var result = 0
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+        let (buffer, result) = fill(spare.take(), count: count) { raw in
             var vector = iovec(iov_base: raw.baseAddress, iov_len: count)
-            result = linuxPreadv2(fd, &vector, 1, off_t(offset), rwfNoWait)
-            return max(result, 0)
+            return linuxPreadv2(fd, &vector, 1, off_t(offset), rwfNoWait)
         }
         guard result >= 0 else {
             spare = buffer
@@ -119,16 +115,25 @@ public struct RecyclingReader: Sendable {
     /// a new buffer of `count` bytes.
     public static func read(_ fd: Int32, at offset: Int64, count: Int, into spare: consuming ByteBuffer? = nil,
                             failure: (Int32) -> any Error) throws -> ByteBuffer {
+        let (buffer, result) = fill(spare.take(), count: count) { raw in pread(fd, raw.baseAddress, count, off_t(offset)) }
+        guard result >= 0 else { throw failure(errno) }
+        return buffer
+    }
+
+    /// `spare` (cleared; new storage if it is shared) or a new buffer,
+    /// with what `read` put into its first `count` bytes, and `read`'s
+    /// result (negative: nothing read, errno set).
+    private static func fill(_ spare: consuming ByteBuffer?, count: Int,
+                             _ read: (UnsafeMutableRawBufferPointer) -> Int) -> (ByteBuffer, Int) {
         // Taken, not bound: a binding would be a second reference.
         var buffer = spare.take() ?? ByteBufferAllocator().buffer(capacity: count)
         buffer.clear()
         var result = 0
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
-            result = pread(fd, raw.baseAddress, count, off_t(offset))
+            result = read(raw)
             return max(result, 0)
         }
-        guard result >= 0 else { throw failure(errno) }
-        return buffer
+        return (buffer, result)
     }
 
     /// Where a buffer's bytes live: the same after a read into it only
