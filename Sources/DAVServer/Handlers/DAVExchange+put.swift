@@ -105,7 +105,7 @@ extension DAVExchange {
     static func checksWaitForCommit(_ headers: HTTPFields, piece: ContentRange?) -> Bool {
         guard piece == nil, let length = headers[.contentLength].flatMap(Int.init), length <= Self.smallBodyLimit,
               headers[.expect] == nil else { return false }
-        return ![HTTPField.Name.ifMatch, .ifNoneMatch, .ifUnmodifiedSince, .init("If")!].contains { headers[$0] != nil }
+        return !sendsConditions(headers)
     }
 
     /// The plan of a write whose checks are all the commit's: the holder

@@ -59,8 +59,14 @@ extension DAVExchange {
     /// it sent conditions (If-Match, If-None-Match, If-Unmodified-Since, If),
     /// the content they were judged against: `judging` as it is now.
     func writeConditions(submitted: Set<String>, judging item: Item?) -> WriteConditions {
-        let conditional = [HTTPField.Name.ifMatch, .ifNoneMatch, .ifUnmodifiedSince, .init("If")!].contains { headers[$0] != nil }
+        let conditional = Self.sendsConditions(headers)
         return WriteConditions(principal: user, tokens: submitted, judgedAgainst: conditional ? WriteConditions.judged(item) : nil)
+    }
+
+    /// Whether a request sent conditions to judge: If-Match, If-None-Match,
+    /// If-Unmodified-Since or If.
+    static func sendsConditions(_ headers: HTTPFields) -> Bool {
+        [HTTPField.Name.ifMatch, .ifNoneMatch, .ifUnmodifiedSince, .init("If")!].contains { headers[$0] != nil }
     }
 
     /// RFC 9110 section 13: If-Match, If-None-Match and If-Unmodified-Since
