@@ -231,8 +231,9 @@ say "The disk's fsync floor; a 4 KiB test file"
 head -c 4096 /dev/urandom > "$WORK/small.bin"
 declare -A FSYNC_FLOOR=()
 for writers in 1 "$PUT_THREADS"; do
-    FSYNC_FLOOR[$writers]=$(python3 "$BENCH_PY" fsync-floor "$WORK/fsync-probe" 2 "$writers")
-    rm -rf "$WORK/fsync-probe"
+    # Kept until the work folder goes: ext4 without a journal makes files
+    # slowly for a minute after many were deleted (scripts/bench, section 6).
+    FSYNC_FLOOR[$writers]=$(python3 "$BENCH_PY" fsync-floor "$WORK/fsync-probe-$writers" 2 "$writers")
 done
 note "new 4 KiB files, each and its folder fsynced: ${FSYNC_FLOOR[1]} files/s (one writer)," \
      "${FSYNC_FLOOR[$PUT_THREADS]} files/s ($PUT_THREADS writers)"
