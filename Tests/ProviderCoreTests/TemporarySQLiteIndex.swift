@@ -9,10 +9,11 @@ struct TemporarySQLiteIndex {
     let folder: URL
     var file: URL { folder.appendingPathComponent("index.sqlite") }
 
-    static func open() async throws -> TemporarySQLiteIndex {
+    /// - Parameter readCacheLifetime: as `SQLiteIndex.init(file:readCacheLifetime:)`.
+    static func open(readCacheLifetime: Duration = .seconds(2)) async throws -> TemporarySQLiteIndex {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("index-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let index = try SQLiteIndex(file: folder.appendingPathComponent("index.sqlite"))
+        let index = try SQLiteIndex(file: folder.appendingPathComponent("index.sqlite"), readCacheLifetime: readCacheLifetime)
         return TemporarySQLiteIndex(index: index, root: try await index.root(domain: "d"), folder: folder)
     }
 

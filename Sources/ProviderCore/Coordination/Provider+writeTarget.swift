@@ -30,7 +30,7 @@ extension Provider {
         guard let name = path.last else { throw ProviderError.wrongKind }
         try refuseReserved(path)
         let folderPath = Array(path.dropLast())
-        let chain = try await index.chain(domain: domain, path: folderPath)
+        let chain = try await index.writeChain(domain: domain, path: folderPath)
         // Every folder on the way fresh: what `item(at:)` would answer from
         // the same chain, without reading it a second time (a small PUT
         // resolves its target twice, before its body and at its commit).

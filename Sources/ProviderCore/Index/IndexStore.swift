@@ -16,6 +16,7 @@ protocol IndexStore: Sendable {
     // MARK: The tree
     func root(domain: String) async throws -> Item
     func chain(domain: String, path: ItemPath) async throws -> [Item]
+    func writeChain(domain: String, path: ItemPath) async throws -> [Item]
     func item(id: Int64) async throws -> Item?
     func conflictCopies(in folder: Int64) async throws -> [Item]
     func child(of parent: Int64, named name: String) async throws -> Item?

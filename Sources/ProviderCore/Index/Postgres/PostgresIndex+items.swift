@@ -24,6 +24,12 @@ extension PostgresIndex {
         }
     }
 
+    /// `chain`: with instances sharing the index, nothing here can know
+    /// when another instance's write made a remembered chain stale.
+    func writeChain(domain: String, path: ItemPath) async throws -> [Item] {
+        try await chain(domain: domain, path: path)
+    }
+
     /// The chain from the root down the path's names, in one statement:
     /// the names go as an array, and the walk stops at the first missing
     /// name or at a file.

@@ -15,7 +15,14 @@ import NIOConcurrencyHelpers
 /// stale. Under a write-heavy load the cache is simply empty.
 final class ReadCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     static var capacity: Int { 4096 }
-    static var lifetime: Duration { .seconds(2) }
+    let lifetime: Duration
+
+    /// - Parameter lifetime: how long an answer may be served; the tests
+    ///   of what a write keeps give a long one, so that a slow machine does
+    ///   not expire what they look for.
+    init(lifetime: Duration = .seconds(2)) {
+        self.lifetime = lifetime
+    }
 
     private struct Entry {
         let value: Value
@@ -47,7 +54,7 @@ final class ReadCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             guard state.generation == generation else { return }
             if state.entries.count + missing.count > Self.capacity { state.entries.removeAll(keepingCapacity: true) }
             for key in missing {
-                if let value = read[key] { state.entries[key] = Entry(value: value, expires: now + Self.lifetime) }
+                if let value = read[key] { state.entries[key] = Entry(value: value, expires: now + lifetime) }
             }
         }
         return found.merging(read) { cached, _ in cached }

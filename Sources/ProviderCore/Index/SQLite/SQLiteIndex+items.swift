@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// Item rows: lookups, pages of children, and the writes of the provider.
 extension SQLiteIndex {
@@ -25,7 +26,28 @@ extension SQLiteIndex {
     /// per name inside `BEGIN`/`COMMIT` was a tenth of a small PUT's time,
     /// asked twice per PUT, issue 14).
     func chain(domain: String, path: ItemPath) async throws -> [Item] {
-        try chains.value(for: ChainKey(domain: domain, path: path)) { try lookupStatement { db in
+        try chains.value(for: ChainKey(domain: domain, path: path)) { try readChain(domain: domain, path: path) }
+    }
+
+    /// The chain of a write's folder: `chain`, except that each folder's
+    /// `treeVersion` may lag behind changes made below it since. Kept
+    /// across the writes that change no folder (`keepingFolders`: a PUT's
+    /// commit, an upload's completion), which in a burst of small PUTs into
+    /// one folder made `chain` read the same two rows again for every PUT,
+    /// a twelfth of its CPU (issue 14): each such write raises the tree
+    /// versions of the folders above it, and nothing else of them, so only
+    /// `chain`, whose last folder a PROPFIND shows with its ETag, forgets.
+    /// A write resolves its target from the folders' ids, kinds and
+    /// listing times; every write that may change those forgets this too.
+    func writeChain(domain: String, path: ItemPath) async throws -> [Item] {
+        try writeChains.value(for: ChainKey(domain: domain, path: path)) {
+            writeChainReads.wrappingAdd(1, ordering: .relaxed)
+            return try readChain(domain: domain, path: path)
+        }
+    }
+
+    private func readChain(domain: String, path: ItemPath) throws -> [Item] {
+        try lookupStatement { db in
             // Sorted here: an ORDER BY made SQLite build a temporary
             // B-tree for every walk.
             var walked: [(depth: Int64, item: Item)] = []
@@ -34,7 +56,7 @@ extension SQLiteIndex {
                 return true
             }
             return walked.sorted { $0.depth < $1.depth }.map(\.item)
-        } }
+        }
     }
 
     /// The recursion takes the `depth`-th name of the JSON array bound

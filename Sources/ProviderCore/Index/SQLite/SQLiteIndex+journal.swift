@@ -22,7 +22,9 @@ extension SQLiteIndex {
     func recordLocalWrite(existing: Item?, parent: Int64, domain: String, name: String,
                           size: Int64, modified: Date, file: String, content: Data?,
                           checksum: String?) async throws -> Item {
-        try await smallWrite { db in
+        // A file's row and its journal's: no folder changes but for the
+        // tree versions above it.
+        try await smallWrite(keepingFolders: true) { db in
             let now = Date().timeIntervalSince1970
             let id: Int64
             let basis: String?
@@ -139,7 +141,7 @@ extension SQLiteIndex {
     /// one is now based on what we uploaded). Returns the outbox files of the
     /// rows that went, for the caller to delete.
     func completeUpload(_ entry: JournalEntry, uploaded: UpstreamEntry) async throws -> [String] {
-        try await smallWrite { db in
+        try await smallWrite(keepingFolders: true) { db in
             let (files, newer) = try Self.settle(db, entry)
             try Self.advance(db, id: entry.itemID, on: .uploadSucceeded(newerPending: newer > 0))
             if newer == 0 {

@@ -10,6 +10,7 @@ extension SQLiteIndex {
         pool.releaseMemoryEventually()
         lookups.releaseMemory()
         chains.release()
+        writeChains.release()
         properties.release()
     }
 }

@@ -24,8 +24,11 @@ final class SQLiteIndex: IndexStore {
     let lockState = NIOLockedValueBox(LockState())
     /// Recently walked paths and the properties of recently read items,
     /// forgotten on every write (`write`).
-    let chains = ReadCache<ChainKey, [Item]>()
-    let properties = ReadCache<Int64, [DeadProperty]>()
+    let chains: ReadCache<ChainKey, [Item]>
+    /// Folders' chains for writes, kept across writes that change no
+    /// folder (`writeChain`).
+    let writeChains: ReadCache<ChainKey, [Item]>
+    let properties: ReadCache<Int64, [DeadProperty]>
     /// Who has the writer: the writes begun and not finished (the low
     /// bits; `smallWrite` runs in place at zero), plus `lookupOnWriter`
     /// while a lookup reads on it (`onIdleWriter`).
@@ -35,6 +38,8 @@ final class SQLiteIndex: IndexStore {
     let lookupsOnWriter = Atomic<Int>(0)
     /// Writes that ran in place, for the tests.
     let inPlaceWrites = Atomic<Int>(0)
+    /// Chains `writeChain` read from the database, for the tests.
+    let writeChainReads = Atomic<Int>(0)
 
     struct ChainKey: Hashable {
         let domain: String
@@ -50,8 +55,13 @@ final class SQLiteIndex: IndexStore {
     private static let tuned: Void = { _ = davgate_sqlite_disable_memory_statistics() }()
 
     /// Opens (and migrates) the database at `file`.
-    init(file: URL) throws {
+    /// - Parameter readCacheLifetime: how long the read caches may serve an
+    ///   answer (`ReadCache`).
+    init(file: URL, readCacheLifetime: Duration = .seconds(2)) throws {
         Self.tuned
+        chains = ReadCache(lifetime: readCacheLifetime)
+        writeChains = ReadCache(lifetime: readCacheLifetime)
+        properties = ReadCache(lifetime: readCacheLifetime)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(10)
@@ -87,6 +97,7 @@ final class SQLiteIndex: IndexStore {
     /// `davgate status --offline` does beside a running server.
     /// - Throws: `IndexVersionError` when its schema is not this davgate's.
     init(readingOnly file: URL) throws {
+        (chains, writeChains, properties) = (ReadCache(), ReadCache(), ReadCache())
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(10)
@@ -160,17 +171,21 @@ final class SQLiteIndex: IndexStore {
     /// never waits for another's transaction (two idle checks that race
     /// meet at the writer queue, for the other's few rows, as a small write
     /// meets a lookup reading there).
-    func smallWrite<T: Sendable>(_ updates: @Sendable (Database) throws -> T) async throws -> T {
-        try await write(small: true, updates)
+    /// - Parameter keepingFolders: the write changes no folder's row, its
+    ///   place or its listing, but by the tree versions its changes raise
+    ///   (`writeChain`).
+    func smallWrite<T: Sendable>(keepingFolders: Bool = false, _ updates: @Sendable (Database) throws -> T) async throws -> T {
+        try await write(small: true, keepingFolders: keepingFolders, updates)
     }
 
     /// `write` or `smallWrite`, as `small` says.
-    func write<T: Sendable>(small: Bool, _ updates: @Sendable (Database) throws -> T) async throws -> T {
+    func write<T: Sendable>(small: Bool, keepingFolders: Bool = false, _ updates: @Sendable (Database) throws -> T) async throws -> T {
         let result: T
         do {
             defer {
                 chains.invalidate()
                 properties.invalidate()
+                if !keepingFolders { writeChains.invalidate() }
             }
             let idle = writerUse.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue & (Self.lookupOnWriter - 1) == 0
             defer { writerUse.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
