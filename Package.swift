@@ -183,7 +183,7 @@ let package = Package(
         .testTarget(
             name: "ProviderCoreTests",
             dependencies: [
-                "ProviderCore", "Upstreams", "DavgateTestSupport",
+                "ProviderCore", "Upstreams", "DavgateTestSupport", "CSQLiteTuning",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
