@@ -16,8 +16,9 @@
 //   failure fails the commit;
 // - before SQLite publishes new frames to readers: it writes the shared
 //   log index's header in two copies with a barrier between them
-//   (walIndexWriteHdr), and the barrier of the log's database file writes
-//   out its log's gathered bytes first, whatever the frames were;
+//   (walIndexWriteHdr), and the barrier of the log's database file (and
+//   each of its shared-memory locks, as the writer's lock is let go)
+//   writes out its log's gathered bytes first, whatever the frames were;
 // - before any other call on the log (read, sync, truncate, size, lock,
 //   file control, close), before a write that does not continue them, and
 //   when they would pass the buffer's size.
