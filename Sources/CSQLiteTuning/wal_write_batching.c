@@ -202,9 +202,16 @@ static int batchedOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int 
     memset(file, 0, sizeof(BatchedFile));
     file->real = (sqlite3_file *)&file[1];
     int rc = realVFS->xOpen(realVFS, name, file->real, flags, outFlags);
-    if (rc != SQLITE_OK || !file->real->pMethods) {
+    if (rc != SQLITE_OK) {
+        // A failed open that set its methods is closed all the same
+        // (sqlite3_io_methods); SQLite will not call this one's xClose.
+        if (file->real->pMethods) file->real->pMethods->xClose(file->real);
         file->base.pMethods = NULL;
         return rc;
+    }
+    if (!file->real->pMethods) {
+        file->base.pMethods = NULL;
+        return SQLITE_OK;
     }
     file->base.pMethods = &batchedMethods;
     if ((flags & SQLITE_OPEN_WAL) && name) {
