@@ -417,6 +417,7 @@ cluster_put() {
     sync
 }
 say "PUT of $FILES files of 4 KiB, $PUT_THREADS connections in parallel, into a new collection; upstream checked"
+drain_recent_deletions
 for round in $(seq "$PUT_ROUNDS"); do
     for who in $(round_order "$round" "${SERVERS[@]}" "${PUT_ONLY[@]}"); do cluster_put "$who" "$round"; done
 done

@@ -26,6 +26,9 @@ standard library only), one subcommand each; see the top of scripts/bench.
                               new 4 KiB files, each fsynced and its folder
                               fsynced, from WRITERS threads for SECONDS;
                               prints files/s
+  create-rate FOLDER COUNT    COUNT empty files in a new FOLDER, kept, one
+                              thread; prints files/s (slow on a disk where
+                              many files were deleted in the last minutes)
   make-files FOLDER COUNT SIZE
                               COUNT files in a new FOLDER: SIZE random bytes
                               each, or with SIZE 0 a short line of text
@@ -255,6 +258,15 @@ def fsync_floor(folder, seconds, writers):
     print(f"{sum(made) / (time.perf_counter() - start):.0f}")
 
 
+def create_rate(folder, count):
+    count = int(count)
+    os.makedirs(folder)
+    start = time.perf_counter()
+    for i in range(count):
+        os.close(os.open(os.path.join(folder, f"{i:05d}"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    print(f"{count / (time.perf_counter() - start):.0f}")
+
+
 def make_files(folder, count, size):
     count, size = int(count), int(size)
     os.makedirs(folder, exist_ok=True)
@@ -274,6 +286,7 @@ COMMANDS = {
     "get-latency": get_latency,
     "haproxy-stat": haproxy_stat,
     "fsync-floor": fsync_floor,
+    "create-rate": create_rate,
     "make-files": make_files,
 }
 
