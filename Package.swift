@@ -184,6 +184,7 @@ let package = Package(
             name: "ProviderCoreTests",
             dependencies: [
                 "ProviderCore", "Upstreams", "DavgateTestSupport", "CSQLiteTuning",
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

@@ -41,18 +41,21 @@ extension SQLiteIndex {
                     UPDATE item SET size = ?, modified = ?, cached_version = NULL,
                         content_version = content_version + 1 WHERE id = ?
                     """).execute(arguments: [size, modified.timeIntervalSince1970, id])
+                try Self.recordChecksum(db, checksum, of: id)
             } else {
                 basis = nil
+                // The checksum in the same statement: a new row's content
+                // version is 1.
                 try db.cachedStatement(sql: """
-                    INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, state)
-                    VALUES (?, ?, ?, 0, ?, ?, ?, ?)
-                    """).execute(arguments: [domain, parent, name, size, modified.timeIntervalSince1970, now, StoredState.modified.rawValue])
+                    INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, state, checksum, checksum_version)
+                    VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?)
+                    """).execute(arguments: [domain, parent, name, size, modified.timeIntervalSince1970, now, StoredState.modified.rawValue,
+                                             checksum, checksum == nil ? nil : 1])
                 id = db.lastInsertedRowID
             }
             try db.cachedStatement(sql: """
                 INSERT INTO journal (domain, item_id, file, size, basis, created, next_attempt, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [domain, id, file, size, basis, now, now, content])
-            try Self.recordChecksum(db, checksum, of: id)
             return try Self.item(db, id: id)
         }
     }

@@ -198,7 +198,7 @@ final class SQLiteIndex: IndexStore {
                 result = try writeInPlace(updates)
                 inPlaceWrites.wrappingAdd(1, ordering: .relaxed)
             } else {
-                result = try await pool.write(updates)
+                result = try await pool.writeWithoutTransaction { db in try Self.transaction(db, updates) }
             }
         }
         // Checked after the commit: an open scope syncs after closing, so
@@ -212,7 +212,30 @@ final class SQLiteIndex: IndexStore {
     /// free (a serial queue's `sync` runs there). Not async, so that the
     /// blocking overload is the one chosen.
     private func writeInPlace<T>(_ updates: (Database) throws -> T) throws -> T {
-        try pool.write(updates)
+        try pool.writeWithoutTransaction { db in try Self.transaction(db, updates) }
+    }
+
+    /// `updates` in one transaction, as GRDB's `write` runs them, but with
+    /// `BEGIN` and `COMMIT` from the connection's statement cache: GRDB
+    /// prepares both afresh for every transaction (`execute(sql:)`), SQL
+    /// parsed twice for a PUT's few rows. Any error rolls back. `updates`
+    /// must let every error through, as all of the index's do: after one
+    /// that SQLite answered by rolling back (a full disk), swallowed, the
+    /// statements that follow would each commit on their own, which GRDB's
+    /// own `write` refuses to run; here only the write fails.
+    private static func transaction<T>(_ db: Database, _ updates: (Database) throws -> T) throws -> T {
+        try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+        do {
+            let result = try updates(db)
+            guard db.isInsideTransaction else { throw DatabaseError(resultCode: .SQLITE_ABORT, message: "the transaction was rolled back") }
+            try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            return result
+        } catch {
+            // SQLite may have rolled back already (a full disk, an I/O error).
+            if !db.isInsideTransaction { throw error }
+            try? db.rollback()
+            throw error
+        }
     }
 
     /// Returns once every write committed before the call is durable.
