@@ -459,9 +459,10 @@ make_collection() { python3 "$BENCH_PY" make-files "$1" "$2" 0; }
 # Before timed PUTs. Files deleted shortly before (a test run's clean-up, a
 # previous bench's work folder) slow the first files made after them on this
 # disk's ext4 (no journal: the inode allocator skips, one lookup apiece,
-# every inode freed in the last minute), whoever makes them: 2,000 empty
-# files at 1,035 a second two seconds after 10,000 were deleted, at 51,881
-# once 4,000 had been made. So empty files are made first, 2,000 at a time
+# every inode freed in the last minute, five while its block is unwritten),
+# whoever makes them: 2,000 empty files at 1,035 a second two seconds after
+# 10,000 were deleted, the usual 45,000-53,000 again after 4,000 to 20,000
+# more. So empty files are made first, 2,000 at a time
 # and kept in WORK, until the disk makes them at its usual rate: the first
 # server's PUTs would otherwise pay for the others'.
 drain_recent_deletions() {
