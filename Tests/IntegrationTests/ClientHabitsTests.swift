@@ -335,6 +335,10 @@ struct ClientHabitsTests {
             let agent = ("User-Agent", "rclone/v1.68.0")
             // MKCOL for every parent on every upload.
             #expect(try await client.send("MKCOL", "/files/", headers: [agent]).status == 405, "the domain root exists")
+            // Nor does a PUT replace it: small (checked where it commits) or
+            // conditional (checked before its body).
+            #expect(try await client.send("PUT", "/files/", headers: [agent], body: "x").status == 405)
+            #expect(try await client.send("PUT", "/files/", headers: [agent, ("If-None-Match", "*")], body: "x").status == 405)
             #expect(try await client.send("MKCOL", "/files/a/b/", headers: [agent]).status == 409, "parent missing")
             #expect(try await client.send("MKCOL", "/files/a/", headers: [agent]).status == 201)
             #expect(try await client.send("MKCOL", "/files/a/", headers: [agent]).status == 405)

@@ -72,8 +72,7 @@ extension DAVExchange {
     /// name, If, If-Match and If-None-Match, and locks, so that a refused
     /// upload is refused before gigabytes arrive.
     func planWrite(method: String) async throws -> PlannedWrite {
-        let provider = try requireDomain()
-        guard !itemPath.isEmpty else { throw DAVError(.methodNotAllowed, "\(method) on a domain root") }
+        let provider = try writableDomain(method)
         let target = try await provider.writeTarget(itemPath, checkingUpstream: false)
         let existing = target.existing, parent = target.folder
         if existing?.isFolder == true {
@@ -111,10 +110,16 @@ extension DAVExchange {
     /// The plan of a write whose checks are all the commit's: the holder
     /// (no tokens, nothing judged) and what needs no lookup.
     func planCheckedAtCommit() throws -> PlannedWrite {
+        PlannedWrite(provider: try writableDomain("PUT"), existing: nil, conditions: writeConditions(submitted: [], judging: nil),
+                     ownCloud: try OwnCloudPut(headers))
+    }
+
+    /// The domain a write of the request's path goes to; 405 for its root,
+    /// which no write replaces.
+    private func writableDomain(_ method: String) throws -> Provider {
         let provider = try requireDomain()
-        guard !itemPath.isEmpty else { throw DAVError(.methodNotAllowed, "PUT on a domain root") }
-        return PlannedWrite(provider: provider, existing: nil, conditions: writeConditions(submitted: [], judging: nil),
-                            ownCloud: try OwnCloudPut(headers))
+        guard !itemPath.isEmpty else { throw DAVError(.methodNotAllowed, "\(method) on a domain root") }
+        return provider
     }
 
     /// What a body that could not be received answers, its file discarded:
