@@ -231,9 +231,8 @@ final class SQLiteIndex: IndexStore {
             try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
             return result
         } catch {
-            // SQLite may have rolled back already (a full disk, an I/O error).
-            if !db.isInsideTransaction { throw error }
-            try? db.rollback()
+            // Unless SQLite rolled back already (a full disk, an I/O error).
+            if db.isInsideTransaction { try? db.rollback() }
             throw error
         }
     }
