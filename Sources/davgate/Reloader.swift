@@ -90,10 +90,12 @@ final class Reloader: Sendable {
         }
         let applied = changes.filter(\.live).map(\.description)
         let waiting = changes.filter { !$0.live }.map(\.description)
-        logger.notice("reloaded \(configPath): \(applied.isEmpty ? "no live setting changed" : "applied " + applied.joined(separator: ", "))")
+        // The "reloaded" line comes last: it is the one that says the reload is
+        // over, and scripts (and the tests) wait for it before reading the rest.
         if !waiting.isEmpty {
             logger.warning("reload: changed in \(configPath) but used only from the next start (restart davgate for them): \(waiting.joined(separator: ", "))")
         }
+        logger.notice("reloaded \(configPath): \(applied.isEmpty ? "no live setting changed" : "applied " + applied.joined(separator: ", "))")
     }
 
     /// Who may use each domain, from its `users` table; a domain without one
