@@ -230,13 +230,13 @@ stop_waits() {
 say "The disk's fsync floor; a 4 KiB test file"
 head -c 4096 /dev/urandom > "$WORK/small.bin"
 declare -A FSYNC_FLOOR=()
-for writers in 1 "$PUT_THREADS"; do
+for writers in 1 "$PUT_CONNECTIONS"; do
     # Kept until the work folder goes: ext4 without a journal makes files
     # slowly for a minute after many were deleted (scripts/bench, section 6).
     FSYNC_FLOOR[$writers]=$(python3 "$BENCH_PY" fsync-floor "$WORK/fsync-probe-$writers" 2 "$writers")
 done
 note "new 4 KiB files, each and its folder fsynced: ${FSYNC_FLOOR[1]} files/s (one writer)," \
-     "${FSYNC_FLOOR[$PUT_THREADS]} files/s ($PUT_THREADS writers)"
+     "${FSYNC_FLOOR[$PUT_CONNECTIONS]} files/s ($PUT_CONNECTIONS writers)"
 
 # ------------------------------------------------------------ the servers
 say "Starting PostgreSQL 15 (fsync, synchronous_commit on), davgate on SQLite and on PostgreSQL, HAProxy in front of 1 and $INSTANCES instances"
@@ -369,7 +369,7 @@ pending_uploads() {
     dav_curl "$1" "$(url "$1" | sed 's|/files$||')/.davgate/metrics" \
         | awk '/^davgate_uploads_(pending|in_flight)[{ ]/ { n += $NF } END { print n + 0 }'
 }
-# cluster_put WHO ROUND: MKCOL and FILES PUTs from PUT_THREADS connections
+# cluster_put WHO ROUND: MKCOL and FILES PUTs from PUT_CONNECTIONS connections
 # (bench.py put-files), files/s; with PostgreSQL the sessions waiting for a
 # domain turn sampled meanwhile; then, untimed, a PROPFIND Depth 1 through
 # WHO must list them all and, once a write-back instance drained its
@@ -380,7 +380,7 @@ cluster_put() {
     [[ -n ${DATABASE[$who]:-} ]] && start_waits "${DATABASE[$who]}"
     snapshot "$who"
     if out=$(python3 "$BENCH_PY" put-files "$(url "$who")" "$(creds "$who")" "$(ca "$who")" \
-            "$collection" "$FILES" "$PUT_THREADS" 2> "$WORK/put.err"); then
+            "$collection" "$FILES" "$PUT_CONNECTIONS" 2> "$WORK/put.err"); then
         read -r rate seconds reconnects <<<"$out"
         account "$who" put "$round" "$FILES" && record putn "$who" "$round" "$rate"
     else
@@ -416,7 +416,7 @@ cluster_put() {
     rm -f "$WORK/multistatus.xml"
     sync
 }
-say "PUT of $FILES files of 4 KiB, $PUT_THREADS connections in parallel, into a new collection; upstream checked"
+say "PUT of $FILES files of 4 KiB, $PUT_CONNECTIONS connections in parallel, into a new collection; upstream checked"
 drain_recent_deletions
 for round in $(seq "$PUT_ROUNDS"); do
     for who in $(round_order "$round" "${SERVERS[@]}" "${PUT_ONLY[@]}"); do cluster_put "$who" "$round"; done
@@ -483,7 +483,7 @@ cluster_row "  davgate CPU per PROPFIND (us)"          pf0cpu   %.1f
 cluster_row "  HAProxy CPU per PROPFIND (us)"          pf0px    %.1f
 cluster_row "  PostgreSQL CPU per PROPFIND (us)"       pf0pg    %.1f
 cluster_row "  all three per PROPFIND (us)"            pf0all   %.1f
-cluster_row "PUT $FILES x 4 KiB, $PUT_THREADS parallel (files/s)" putn %.0f
+cluster_row "PUT $FILES x 4 KiB, $PUT_CONNECTIONS parallel (files/s)" putn %.0f
 cluster_row "  davgate CPU per PUT (us)"               putcpu   %.1f
 cluster_row "  HAProxy CPU per PUT (us)"               putpx    %.1f
 cluster_row "  PostgreSQL CPU per PUT (us)"            putpg    %.1f
@@ -491,7 +491,7 @@ cluster_row "  all three per PUT (us)"                 putall   %.1f
 cluster_row "  sessions waiting on an advisory lock"   putwait  %.2f noratio
 printf '  PUT, PostgreSQL against SQLite with write_mode = "through" too: %s; fsync floor of this disk: %s files/s (one writer; %s with %s)\n' \
     "$(awk -v a="$(mean_of putn pg)" -v b="$(mean_of putn sqlite-wt)" 'BEGIN { if (a != "" && b > 0) printf "%.2f", a / b; else print "-" }')" \
-    "${FSYNC_FLOOR[1]}" "${FSYNC_FLOOR[$PUT_THREADS]}" "$PUT_THREADS"
+    "${FSYNC_FLOOR[1]}" "${FSYNC_FLOOR[$PUT_CONNECTIONS]}" "$PUT_CONNECTIONS"
 
 printf '\nHow the work spread over the %s instances behind HAProxy (per instance: responses counted by HAProxy, share;\n' "$INSTANCES"
 printf 'davgate CPU seconds from /proc/PID/stat; then HAProxy'"'"'s and the PostgreSQL server'"'"'s CPU seconds in the same span):\n'
