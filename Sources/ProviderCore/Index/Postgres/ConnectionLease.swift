@@ -22,21 +22,19 @@ final class ConnectionLease<T: Sendable>: Sendable {
 
     /// Runs `body` on a connection of `client`'s, waiting at most `timeout`
     /// for one; `timedOut` is the error a wait that ran out answers.
-    /// `leased`: told once a connection was had (the database answers).
-    static func run(_ client: PostgresClient, timeout: Duration, timedOut: any Error, leased: @escaping @Sendable () -> Void = {},
+    static func run(_ client: PostgresClient, timeout: Duration, timedOut: any Error,
                     _ body: @Sendable @escaping (PostgresConnection) async throws -> T) async throws -> T {
         let lease = ConnectionLease()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                lease.start(continuation, client: client, timeout: timeout, timedOut: timedOut, leased: leased, body)
+                lease.start(continuation, client: client, timeout: timeout, timedOut: timedOut, body)
             }
         } onCancel: {
             lease.giveUp(CancellationError())
         }
     }
 
-    private func start(_ continuation: CheckedContinuation<T, any Error>, client: PostgresClient, timeout: Duration,
-                       timedOut: any Error, leased: @escaping @Sendable () -> Void,
+    private func start(_ continuation: CheckedContinuation<T, any Error>, client: PostgresClient, timeout: Duration, timedOut: any Error,
                        _ body: @Sendable @escaping (PostgresConnection) async throws -> T) {
         // Stored before the work starts: work that ends at once must find it.
         let cancelled = state.withLockedValue { state in
@@ -56,7 +54,6 @@ final class ConnectionLease<T: Sendable>: Sendable {
                         state.phase = .leased
                         return true
                     }) else { throw CancellationError() }
-                    leased()
                     return try await body(connection)
                 }
                 self.answer(.success(result))

@@ -25,7 +25,8 @@ final class PostgresIndex: Sendable {
     /// What this instance's content cache holds: every item read from the
     /// shared rows is seen through it (`LocalHoldings.overlay`).
     let holdings: LocalHoldings
-    /// Whether the last wait for a connection ran out, and none was had since.
+    /// Whether the last wait for a connection ran out or the last work lost
+    /// its connection, and the server has not answered since.
     let databaseDown = NIOLockedValueBox(false)
 
     /// Connects, and creates or checks the schema.
@@ -159,16 +160,32 @@ final class PostgresIndex: Sendable {
     /// wait is cancelled) and answered as the index being unavailable; a
     /// leased connection's work is never cut short.
     ///
-    /// Once a wait ran out, the next ones wait only `outageLeaseTimeout`
-    /// until a connection is had again: requests queued behind one another
-    /// (a domain's writes) would otherwise each wait the full time in turn,
-    /// and the last of them minutes for its 503.
+    /// Once a wait ran out, or work lost its connection (the server went
+    /// away under it), the next waits last only `outageLeaseTimeout` until
+    /// the server answers again: requests queued behind one another (a
+    /// domain's writes) would otherwise each wait the full time in turn,
+    /// and the last of them minutes for its 503. A lost connection counts
+    /// because a crash shows first there: the pool then hands out the other
+    /// connections it still held, dead too, and with the flag cleared by
+    /// such a lease, the next wait lasted the full 15 s while the domain's
+    /// writers queued behind it (ClusterTests' PostgreSQL crash: a PUT
+    /// answered 503 only after 21 s, once the server was back).
     func withConnection<T: Sendable>(_ body: @Sendable @escaping (PostgresConnection) async throws -> T) async throws -> T {
         let timeout = databaseDown.withLockedValue { $0 } ? Self.outageLeaseTimeout : Self.leaseTimeout
         do {
-            return try await ConnectionLease.run(client, timeout: timeout, timedOut: LeaseTimedOut(), leased: { [databaseDown] in
-                databaseDown.withLockedValue { $0 = false }
-            }, body)
+            return try await ConnectionLease.run(client, timeout: timeout, timedOut: LeaseTimedOut()) { [databaseDown] connection in
+                do {
+                    let result = try await body(connection)
+                    databaseDown.withLockedValue { $0 = false }
+                    return result
+                } catch {
+                    // The server answered (a refusal, a conflict) unless it
+                    // went away under the work.
+                    let lost = connection.isClosed || Self.serverWentAway(error)
+                    databaseDown.withLockedValue { $0 = lost }
+                    throw error
+                }
+            }
         } catch is LeaseTimedOut {
             databaseDown.withLockedValue { $0 = true }
             throw ProviderError.indexUnavailable(
@@ -186,7 +203,24 @@ final class PostgresIndex: Sendable {
     /// on a busy pool.
     static let leaseTimeout = Duration.seconds(15)
 
+    /// Whether `error` says the connection or the server itself is gone
+    /// (57P01-03: the server is shutting down, crashed or restarting; 08:
+    /// the connection failed), not that the server refused one statement.
+    static func serverWentAway(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("57P") || state.hasPrefix("08")
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
+            return true
+        default:
+            return false
+        }
+    }
+
     static func translate(_ error: PSQLError) -> any Error {
+        if serverWentAway(error) { return ProviderError.indexUnavailable(describe(error)) }
         switch error.code {
         case .server:
             let state = error.serverInfo?[.sqlState] ?? ""
@@ -194,16 +228,12 @@ final class PostgresIndex: Sendable {
             if state == "23505", ["item_by_parent_name", "item_root"].contains(error.serverInfo?[.constraintName] ?? "") {
                 return ProviderError.exists
             }
-            // 57P01-03: the server is shutting down or restarting; 53300:
-            // too many connections; 55P03: a row lock not had within
-            // lock_timeout; 08: the connection failed.
-            if state.hasPrefix("57P") || state == "53300" || state == "55P03" || state.hasPrefix("08") {
-                return ProviderError.indexUnavailable(describe(error))
-            }
+            // 53300: too many connections; 55P03: a row lock not had within
+            // lock_timeout.
+            if state == "53300" || state == "55P03" { return ProviderError.indexUnavailable(describe(error)) }
             if state == "40001" || state == "40P01" { return TransactionConflict(message: describe(error)) }
             return IndexDatabaseError(message: describe(error))
-        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
-             .sslUnsupported, .failedToAddSSLHandler:
+        case .poolClosed, .sslUnsupported, .failedToAddSSLHandler:
             return ProviderError.indexUnavailable(describe(error))
         default:
             return IndexDatabaseError(message: describe(error))
