@@ -180,8 +180,9 @@ final class PostgresIndex: Sendable {
                     return result
                 } catch {
                     // The server answered (a refusal, a conflict) unless it
-                    // went away under the work.
-                    let lost = connection.isClosed || Self.serverWentAway(error)
+                    // went away under the work; inside it, `indexUnavailable`
+                    // is only ever a lost connection or an unanswered statement.
+                    let lost = connection.isClosed || Self.serverWentAway(error) || Self.isUnavailable(error)
                     databaseDown.withLockedValue { $0 = lost }
                     throw error
                 }
@@ -217,6 +218,11 @@ final class PostgresIndex: Sendable {
         default:
             return false
         }
+    }
+
+    private static func isUnavailable(_ error: any Error) -> Bool {
+        guard let error = error as? ProviderError, case .indexUnavailable = error else { return false }
+        return true
     }
 
     static func translate(_ error: PSQLError) -> any Error {
