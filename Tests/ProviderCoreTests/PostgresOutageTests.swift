@@ -64,7 +64,7 @@ struct PostgresOutageTests {
     }
 
     private static func isUnavailable<T>(_ result: Result<T, any Error>) -> Bool {
-        guard case .failure(let error) = result, let error = error as? ProviderError, case .indexUnavailable = error else { return false }
-        return true
+        guard case .failure(let error) = result else { return false }
+        return PostgresIndex.isUnavailable(error)
     }
 }

@@ -220,7 +220,8 @@ final class PostgresIndex: Sendable {
         }
     }
 
-    private static func isUnavailable(_ error: any Error) -> Bool {
+    /// Whether `error` is the index being unavailable (`ProviderError.indexUnavailable`).
+    static func isUnavailable(_ error: any Error) -> Bool {
         guard let error = error as? ProviderError, case .indexUnavailable = error else { return false }
         return true
     }
