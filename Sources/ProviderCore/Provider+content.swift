@@ -63,7 +63,10 @@ extension Provider {
                 stamped.content = nil
                 try await blocking { try ContentCache.sync(request.file) }
             }
-            outcome = try await commit(stamped)
+            // Asked now, in parallel with other writers, not under the
+            // coordination: see `TargetLook`.
+            let look = try await lookAtTarget(stamped.path)
+            outcome = try await commit(stamped, look: look)
         } catch {
             if let name = stamped.outbox {
                 // Not when a journal row names it: the commit went through
@@ -80,11 +83,11 @@ extension Provider {
         return outcome
     }
 
-    private func commit(_ request: WriteRequest) async throws -> WriteOutcome {
+    private func commit(_ request: WriteRequest, look: TargetLook?) async throws -> WriteOutcome {
         try await mutate {
             // An outbox file is the journal's to remove.
             defer { if request.outbox == nil { cache.discard(request.file) } }
-            var outcome = try await commitCoordinated(request)
+            var outcome = try await commitCoordinated(request, look: look)
             if var lock = request.lock, outcome.conflictCopy == nil {
                 lock.itemID = outcome.item.id
                 try await index.insertLock(lock, ancestry: try await index.ancestry(of: lock.itemID))
@@ -95,9 +98,9 @@ extension Provider {
     }
 
     /// The commit of a write, under the domain's coordination (`commit`).
-    private func commitCoordinated(_ request: WriteRequest) async throws -> WriteOutcome {
+    private func commitCoordinated(_ request: WriteRequest, look: TargetLook?) async throws -> WriteOutcome {
         let path = request.path
-        let target = try await writeTarget(path)
+        let target = try await writeTarget(path, look: look)
         let parent = target.folder
         var existing = target.existing
         if existing?.isFolder == true { throw ProviderError.wrongKind }

@@ -87,7 +87,7 @@ struct WriteTargetTests {
         #expect(try String(contentsOf: f.upstream.appendingPathComponent("a.txt"), encoding: .utf8) == "ours")
     }
 
-    @Test("a PUT's checks before its body ask the upstream nothing; its commit asks about the name, and the folder when the name is free")
+    @Test("a PUT's checks before its body ask the upstream nothing; the write asks once about the name, and the folder when the name is free")
     func onlyTheCommitAsks() async throws {
         let f = try await staleFolder(.back)
         defer { f.cleanUp() }
@@ -99,7 +99,7 @@ struct WriteTargetTests {
         #expect(f.store.statted.withLockedValue { $0 } == [["docs", "a.txt"], ["docs"]])
     }
 
-    @Test("an upload finishing while a commit's stat is on its way: the older answer is not applied, and the next upload is no conflict")
+    @Test("an upload finishing while a write's stat is on its way: the older answer is not applied, and the next upload is no conflict")
     func statOlderThanAnUpload() async throws {
         let f = try await staleFolder(.back, names: ["a.txt"])
         defer { f.cleanUp() }
@@ -122,6 +122,78 @@ struct WriteTargetTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.appendingPathComponent("docs").path) == ["a.txt"],
                 "no conflict copy")
         #expect(try String(contentsOf: f.upstream.appendingPathComponent("docs/a.txt"), encoding: .utf8) == "second")
+    }
+
+    @Test("writes into a stale folder ask the upstream in parallel, not one at a time under the domain's coordination", arguments: WriteMode.allCases)
+    func statsInParallel(writeMode: WriteMode) async throws {
+        let f = try await staleFolder(writeMode)
+        defer { f.cleanUp() }
+        // Each stat of a name in docs takes 200 ms: eight writes started
+        // together overlap in them unless something serializes them.
+        let inFlight = NIOLockedValueBox((now: 0, most: 0))
+        f.store.afterStat.withLockedValue {
+            $0 = { path in
+                guard path.count == 2 else { return }
+                inFlight.withLockedValue { $0.now += 1; $0.most = max($0.most, $0.now) }
+                try await Task.sleep(for: .milliseconds(200))
+                inFlight.withLockedValue { $0.now -= 1 }
+            }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for n in 0..<8 { group.addTask { _ = try await f.put("file \(n)", at: ["docs", "f\(n).txt"]) } }
+            try await group.waitForAll()
+        }
+        f.store.afterStat.withLockedValue { $0 = nil }
+        #expect(inFlight.withLockedValue { $0.most } >= 4, "stats of the burst overlapped at most \(inFlight.withLockedValue { $0.most }) at a time")
+        let statted = f.store.statted.withLockedValue { $0 }.filter { $0.count == 2 }
+        #expect(statted.count == 8, "each write asked once about its name: \(statted)")
+        try await f.provider.flushAllUploads()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.appendingPathComponent("docs").path).sorted()
+                == (0..<8).map { "f\($0).txt" })
+    }
+
+    @Test("an answer asked before the coordination is not used once the name changed here: another write's upload since is no conflict",
+          .timeLimit(.minutes(1)))
+    func lookOutdatedByAnotherWrite() async throws {
+        let f = try await staleFolder(.back)
+        defer { f.cleanUp() }
+        // The upstream has a.txt, made there after the listing.
+        try f.write("made upstream", "docs/a.txt")
+        // While the second write's stat is on its way (it sees that file),
+        // a first write of a.txt commits and is uploaded.
+        let fired = NIOLockedValueBox(false)
+        f.store.afterStat.withLockedValue {
+            $0 = { path in
+                guard path == ["docs", "a.txt"], !fired.withLockedValue({ $0 }) else { return }
+                fired.withLockedValue { $0 = true }
+                _ = try await f.put("first", at: ["docs", "a.txt"])
+                try await f.provider.flushAllUploads()
+            }
+        }
+        _ = try await f.put("second", at: ["docs", "a.txt"])
+        f.store.afterStat.withLockedValue { $0 = nil }
+        #expect(fired.withLockedValue { $0 })
+        try await f.provider.flushAllUploads()
+        // Applied, the older answer would have made the index expect the
+        // file made upstream, and the upload of "second" a conflict copy.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.appendingPathComponent("docs").path) == ["a.txt"],
+                "no conflict copy")
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("docs/a.txt"), encoding: .utf8) == "second")
+    }
+
+    @Test("new files in a stale folder ask about the folder once a listing TTL, not once a file",
+          arguments: WriteMode.allCases)
+    func folderAskedOncePerTTL(writeMode: WriteMode) async throws {
+        // A TTL of a minute, and docs' listing made older than that.
+        let f = try await Fixture(ttl: 60, writeMode: writeMode, uploads: UploadPolicy(quietDelay: 0))
+        defer { f.cleanUp() }
+        try FileManager.default.createDirectory(at: f.upstream.appendingPathComponent("docs"), withIntermediateDirectories: true)
+        let docs = try #require(try await f.provider.item(at: ["docs"]))
+        try await f.provider.refreshIfStale(docs)
+        try await f.provider.index.markListed(id: docs.id, at: .distantPast)
+        f.store.statted.withLockedValue { $0 = [] }
+        for name in ["a.txt", "b.txt", "c.txt"] { _ = try await f.put(name, at: ["docs", name]) }
+        #expect(f.store.statted.withLockedValue { $0 } == [["docs", "a.txt"], ["docs"], ["docs", "b.txt"], ["docs", "c.txt"]])
     }
 
     @Test("while the upstream is unreachable, a write-back write into a stale folder is taken from what the index knows")

@@ -18,15 +18,26 @@ extension Provider {
     /// 14). What the index knows of a stale folder is used instead, and the
     /// commit (`checkingUpstream`, under the domain's coordination) first
     /// brings the index up to date for the one name with an upstream stat,
-    /// and a second of the folder when the name is free there. Whatever else
-    /// (a folder never listed or not known, a name deleted upstream or of
-    /// another kind there) is resolved as a read resolves it. Throws
-    /// `parentMissing` when there is no folder.
+    /// and a second of the folder when the name is free there: the answers
+    /// of `look`, asked before the coordination, while they still hold.
+    /// Whatever else (a folder never listed or not known, a name deleted
+    /// upstream or of another kind there) is resolved as a read resolves
+    /// it. Throws `parentMissing` when there is no folder.
     /// - Parameter checkingUpstream: false for a PUT's checks before its
     ///   body: they change nothing (the commit checks again anyway), since
     ///   outside the coordination a stat's answer could be older than what a
     ///   concurrent commit or upload records meanwhile.
     public func writeTarget(_ path: ItemPath, checkingUpstream: Bool = true) async throws -> WriteTarget {
+        try await resolveTarget(path, checkingUpstream: checkingUpstream, look: nil)
+    }
+
+    /// A commit's target (`checkingUpstream`), with what `lookAtTarget`
+    /// asked before the coordination.
+    func writeTarget(_ path: ItemPath, look: TargetLook?) async throws -> WriteTarget {
+        try await resolveTarget(path, checkingUpstream: true, look: look)
+    }
+
+    private func resolveTarget(_ path: ItemPath, checkingUpstream: Bool, look: TargetLook?) async throws -> WriteTarget {
         guard let name = path.last else { throw ProviderError.wrongKind }
         try refuseReserved(path)
         let folderPath = Array(path.dropLast())
@@ -37,11 +48,11 @@ extension Provider {
         if chain.count == path.count, chain.allSatisfy({ $0.isFolder && isFresh($0) }), let folder = chain.last {
             return try await indexed(name, in: folder)
         }
-        if chain.count == path.count, let folder = chain.last, folder.isFolder, folder.listedAt != nil, !isFresh(folder) {
+        if let folder = staleListedFolder(chain, of: path) {
             guard checkingUpstream else {
                 return try await indexed(name, in: folder)
             }
-            if let target = try await checkedTarget(name, in: folder, at: folderPath) { return target }
+            if let target = try await checkedTarget(name, in: folder, at: folderPath, look: look) { return target }
         }
         // The folder's own listing too, as resolving the target's path would
         // (a folder never listed knows none of its members yet).
@@ -51,56 +62,118 @@ extension Provider {
         return try await indexed(name, in: folder)
     }
 
+    /// Asks the upstream about a write's name now, outside the domain's
+    /// coordination, when its commit would: the folder known, listed once,
+    /// and stale. nil otherwise (the commit resolves the rest itself).
+    func lookAtTarget(_ path: ItemPath) async throws -> TargetLook? {
+        guard let name = path.last, (try? refuseReserved(path)) != nil else { return nil }
+        let folderPath = Array(path.dropLast())
+        guard let folder = staleListedFolder(try await index.writeChain(domain: domain, path: folderPath), of: path) else { return nil }
+        let indexed = try await index.child(of: folder.id, named: name)
+        return TargetLook(folderID: folder.id, name: name, indexed: indexed, answer: try await askUpstream(about: name, in: folder, at: folderPath))
+    }
+
+    /// The folder of `path` from its chain, when it is known, was listed
+    /// once and that listing is stale: where a write asks about its name.
+    private func staleListedFolder(_ chain: [Item], of path: ItemPath) -> Item? {
+        guard chain.count == path.count, let folder = chain.last, folder.isFolder, folder.listedAt != nil, !isFresh(folder) else { return nil }
+        return folder
+    }
+
     /// The target as the index knows it, asking the upstream nothing.
     private func indexed(_ name: String, in folder: Item) async throws -> WriteTarget {
         WriteTarget(folder: folder, existing: try await index.child(of: folder.id, named: name))
     }
 
-    /// The target in a stale folder after one or two stats; nil when the
-    /// folder needs a read's resolution. Under the domain's coordination, so
-    /// no local namespace change runs meanwhile; an upload finishing does
-    /// (it marks the generation), and then the stats may predate what it
-    /// recorded: they are not applied, as a listing's page would not be,
-    /// and the index's view stands (the upload is conditional anyway).
-    private func checkedTarget(_ name: String, in folder: Item, at folderPath: ItemPath) async throws -> WriteTarget? {
-        let before = namespaceClock.read()
-        let entry: UpstreamEntry?
+    /// One stat of the name, and one of its folder when the name is free,
+    /// unless a stat saw the folder there less than a listing TTL ago.
+    private func askUpstream(about name: String, in folder: Item, at folderPath: ItemPath) async throws -> TargetLook.Answer {
         do {
-            entry = try await upstream { try await store.stat(folderPath + [name]) }
-            if entry == nil, try await upstream({ try await store.stat(folderPath) })?.isFolder != true { return nil }
+            let entry = try await upstream { try await store.stat(folderPath + [name]) }
+            if entry == nil, !folderSightings.seenLately(folder.id, ttl: listingTTL) {
+                guard try await upstream({ try await store.stat(folderPath) })?.isFolder == true else {
+                    folderSightings.forget(folder.id)
+                    return .folderGone
+                }
+                folderSightings.saw(folder.id, ttl: listingTTL)
+            }
+            return .seen(entry)
         } catch ProviderError.upstream(let error) {
+            return .unreachable("\(error)")
+        }
+    }
+
+    /// The target in a stale folder after the upstream's answer; nil when
+    /// the folder needs a read's resolution. Under the domain's
+    /// coordination, so no local namespace change runs meanwhile.
+    ///
+    /// The answer of `look` stands while the name's row is still the one it
+    /// read; otherwise, or without one, the upstream is asked now. Then an
+    /// upload finishing meanwhile (it marks the generation) may have
+    /// overtaken the answer: it is not applied, as a listing's page would
+    /// not be, and the index's view stands (the upload is conditional anyway).
+    private func checkedTarget(_ name: String, in folder: Item, at folderPath: ItemPath, look: TargetLook?) async throws -> WriteTarget? {
+        if let look, look.isAbout(name, in: folder) {
+            let checked = try await apply(look.answer, name: name, in: folder, at: folderPath) { $0 == look.indexed }
+            if let checked { return checked.target }
+        }
+        let before = namespaceClock.read()
+        let answer = try await askUpstream(about: name, in: folder, at: folderPath)
+        let checked = try await apply(answer, name: name, in: folder, at: folderPath) { [namespaceClock] _ in
+            namespaceClock.unchanged(since: before)
+        }
+        guard let checked else { return try await indexed(name, in: folder) }
+        return checked.target
+    }
+
+    /// What an answer about a write's target makes of it.
+    private struct Checked {
+        /// nil: the folder needs a read's resolution.
+        var target: WriteTarget?
+    }
+
+    /// Brings the index up to date for the name from `answer`, when
+    /// `current` (given the name's row, under the listings' lock) says the
+    /// answer still holds; nil when it does not.
+    private func apply(_ answer: TargetLook.Answer, name: String, in folder: Item, at folderPath: ItemPath,
+                       current: @Sendable (Item?) -> Bool) async throws -> Checked? {
+        let entry: UpstreamEntry?
+        switch answer {
+        case .folderGone:
+            return Checked(target: nil)
+        case .unreachable(let error):
             // As a refresh that fails: the last known listing stands.
             logger.warning("cannot check the target of a write upstream; using the last known listing",
                            metadata: ["path": "\(Self.display(folderPath + [name]))", "error": "\(error)"])
-            return try await indexed(name, in: folder)
+            return Checked(target: try await indexed(name, in: folder))
+        case .seen(let seen):
+            entry = seen
         }
-        // Under the listings' lock: the generation check, and no page of
-        // this folder applied between it and the change below.
-        let (target, stale): (WriteTarget?, [Int64]) = try await listingApplication.withLock {
+        // Under the listings' lock: the check that the answer holds, and no
+        // page of this folder applied between it and the change below.
+        let (checked, stale): (Checked?, [Int64]) = try await listingApplication.withLock {
             let existing = try await index.child(of: folder.id, named: name)
-            guard namespaceClock.unchanged(since: before) else {
-                return (WriteTarget(folder: folder, existing: existing), [])
-            }
+            guard current(existing) else { return (nil, []) }
             switch (existing, entry) {
             case (nil, nil):
-                return (WriteTarget(folder: folder, existing: nil), [])
+                return (Checked(target: WriteTarget(folder: folder, existing: nil)), [])
             case (nil, let entry?):
-                return (WriteTarget(folder: folder, existing: try await index.insert(entry, parent: folder.id, domain: domain)), [])
+                return (Checked(target: WriteTarget(folder: folder, existing: try await index.insert(entry, parent: folder.id, domain: domain))), [])
             case (let existing?, _) where existing.dirty:
                 // Ours, waiting for upload: the upload is conditional on
                 // what the write was based on.
-                return (WriteTarget(folder: folder, existing: existing), [])
+                return (Checked(target: WriteTarget(folder: folder, existing: existing)), [])
             case (let existing?, let entry?) where existing.isFolder == entry.isFolder:
                 guard !entry.isFolder, entry.version != existing.upstreamVersion || entry.size != existing.size else {
-                    return (WriteTarget(folder: folder, existing: existing), [])
+                    return (Checked(target: WriteTarget(folder: folder, existing: existing)), [])
                 }
                 let updated = try await index.updateContent(id: existing.id, entry: entry, event: .upstreamChanged)
-                return (WriteTarget(folder: folder, existing: updated), [existing.id])
+                return (Checked(target: WriteTarget(folder: folder, existing: updated)), [existing.id])
             default:
-                return (nil, [])
+                return (Checked(target: nil), [])
             }
         }
         cache.remove(stale)
-        return target
+        return checked
     }
 }
