@@ -37,10 +37,20 @@ The S3 server comes from the environment: BENCH_S3_ENDPOINT
                           the same for boto3's upload_file of FILE (a
                           multipart upload, boto3's defaults: 8 MiB parts, 10
                           threads); the status printed is 200
+  put-many PREFIX COUNT PROCESSES
+                          COUNT distinct 4 KiB objects PREFIX-NNNNN.bin, put
+                          with boto3's put_object from PROCESSES processes (a
+                          client each); prints objects/s and seconds
+  wait-keys PREFIX COUNT START
+                          lists PREFIX (no delimiter) every 100 ms until it
+                          holds COUNT keys (up to 600 s); prints the seconds
+                          from START (a Unix time) until the listing that
+                          showed them all was asked for
   head KEY                the object's size and ETag, or "absent"
 """
 
 import http.client
+import multiprocessing
 import re
 import statistics
 import subprocess
@@ -193,6 +203,57 @@ def put_stored(size, key, *how):
     print(f"{status} {answered:.3f} {stored - start:.3f} {stored - asked:.3f}")
 
 
+def put_many(prefix, count, processes):
+    count, processes = int(count), int(processes)
+    context = multiprocessing.get_context("fork")
+    errors = context.SimpleQueue()
+    start_line = context.Barrier(processes + 1)
+
+    def run(first, last):
+        try:
+            s3 = _client()
+            body = bytearray(os.urandom(4096))
+            s3.head_bucket(Bucket=BUCKET)                  # connected and signed once before the start
+            start_line.wait()
+            for i in range(first, last):
+                body[:8] = i.to_bytes(8, "big")           # distinct content per object
+                s3.put_object(Bucket=BUCKET, Key=f"{prefix}-{i:05d}.bin", Body=bytes(body))
+        except BaseException as error:                    # reported, not lost with the process
+            errors.put(f"put_object worker {first}-{last}: {error!r}")
+        finally:
+            os._exit(0)
+
+    per = math.ceil(count / processes)
+    workers = [context.Process(target=run, args=(t * per, min(count, (t + 1) * per))) for t in range(processes)]
+    for w in workers:
+        w.start()
+    start_line.wait()
+    start = time.perf_counter()
+    for w in workers:
+        w.join()
+    seconds = time.perf_counter() - start
+    failed = []
+    while not errors.empty():
+        failed.append(errors.get())
+    if failed:
+        sys.exit("; ".join(failed[:5]))
+    print(f"{count / seconds:.0f} {seconds:.3f}")
+
+
+def wait_keys(prefix, count, start):
+    s3, count, start = _client(), int(count), float(start)
+    while True:
+        asked = time.time()
+        keys = sum(len(page.get("Contents", []))
+                   for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix))
+        if keys >= count:
+            print(f"{asked - start:.3f}")
+            return
+        if asked - start > 600:
+            sys.exit(f"{prefix}: {keys} of {count} keys after 600 s")
+        time.sleep(0.1)
+
+
 def head(key):
     try:
         answer = _client().head_object(Bucket=BUCKET, Key=key)
@@ -207,6 +268,8 @@ COMMANDS = {
     "list": list_prefix,
     "get-latency": get_latency,
     "put-stored": put_stored,
+    "put-many": put_many,
+    "wait-keys": wait_keys,
     "head": head,
 }
 

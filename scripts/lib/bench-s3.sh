@@ -9,7 +9,7 @@
 # shellcheck shell=bash disable=SC2034,SC2153  # the table's settings are read by bench.sh; BIG_BYTES and the like come from scripts/bench
 
 SMALL_COUNT=200          # distinct 4 KiB objects, one cold read each, per round
-if (( QUICK )); then MANY_COUNT=1000; MID_MIB=16; else MANY_COUNT=10000; MID_MIB=256; fi
+if (( QUICK )); then MANY_COUNT=1000; MID_MIB=16; PUT_COUNT=300; else MANY_COUNT=10000; MID_MIB=256; PUT_COUNT=2000; fi
 MID_BYTES=$(( MID_MIB * 1024 * 1024 ))
 MID_LABEL="$MID_MIB MiB"
 RSS_TARGET_MIB=64
@@ -271,6 +271,31 @@ put_stored() {
          "($(mbps "$bytes" "$stored") MB/s; the HEAD that showed it took ${head}s)"
 }
 
+# Small PUTs into a folder listed earlier in the round: PUT_COUNT new 4 KiB
+# files into many-ROUND/ (which list_step listed before the round's reads,
+# so davgate's listing of it is older than its listing_ttl, as a folder a
+# client uploads into usually is) from 8 connections, each peer its own
+# names; then until the bucket lists them all (bench-s3.py wait-keys, from
+# the burst's start). Directly: boto3 put_object from 8 processes.
+# many_put_step WHO ROUND: records putmany (files/s) and putmanystored (s).
+many_put_step() {
+    local who=$1 round=$2 name="put-$1" rate seconds stored start
+    start=$(date +%s.%N)
+    if [[ $who == direct ]]; then
+        read -r rate seconds < <(s3py put-many "many-$round/$name" "$PUT_COUNT" 8) || true
+    else
+        read -r rate seconds _ < <(python3 "$BENCH_PY" put-files "$(url "$who")" "$(creds "$who")" "$(ca "$who")" \
+            "many-$round" "$PUT_COUNT" 8 "$name") || true
+    fi
+    [[ -n $rate ]] || die "$(title "$who"): the burst of $PUT_COUNT PUTs into many-$round/ failed"
+    stored=$(s3py wait-keys "many-$round/$name-" "$PUT_COUNT" "$start") \
+        || die "$(title "$who"): the bucket never listed the $PUT_COUNT objects of many-$round/$name-"
+    record putmany "$who" "$round" "$rate"
+    record putmanystored "$who" "$round" "$stored"
+    note "round $round, $(title "$who"): $PUT_COUNT PUTs of 4 KiB into many-$round/ in ${seconds}s ($rate a second)," \
+         "all in the bucket after ${stored}s"
+}
+
 # rss_mib PID, hwm_mib PID: VmRSS now and VmHWM (the peak since the last
 # reset_hwm), MiB. last_value METRIC WHO: its latest recorded value.
 rss_mib() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
@@ -303,6 +328,8 @@ for round in $(seq "$ROUNDS"); do
     for who in "${GATEWAYS[@]}"; do record rssbig "$who" "$round" "$(hwm_mib "$(server_pid "$who")")"; done
     note "round $round, peak RSS over the $SIZE_LABEL GETs and PUT (RSS when they began):" \
          "davgate $(last_value rssbig davgate) MiB ($(last_value rssstart davgate)), rclone $(last_value rssbig rclone) MiB ($(last_value rssstart rclone))"
+    # shellcheck disable=SC2086
+    for who in $order3; do settle "$who"; many_put_step "$who" "$round"; done
 done
 
 # The same span with a $MID_LABEL object: a peak that grows with the object
@@ -362,6 +389,8 @@ table_row "GET 4 KiB warm, p90 (ms)"                      get4kwarmp90 %.2f lowe
 table_row "list $MANY_COUNT cold: PROPFIND D1 / LOV2 (s)" list         %.3f lower "~rclone:1.0"
 table_row "PUT $SIZE_LABEL: answered (s)"                 putanswered  %.2f lower
 table_row "PUT $SIZE_LABEL: until in the bucket (s)"      putstored    %.2f lower "~rclone:1.0"
+table_row "PUT $PUT_COUNT x 4 KiB into a listed folder (files/s)" putmany %.0f higher
+table_row "  until all in the bucket (s)"                 putmanystored %.2f lower
 table_row "peak RSS, $SIZE_LABEL GETs + PUT (MiB)"        rssbig       %.1f lower "max:$RSS_TARGET_MIB:MiB"
 table_row "peak RSS, $MID_LABEL GETs + PUT (MiB)"         rssmid       %.1f lower "max:$RSS_TARGET_MIB:MiB"
 printf '  davgate'"'"'s peak RSS: %s; rclone'"'"'s: %s\n' "$(flatness davgate)" "$(flatness rclone)"

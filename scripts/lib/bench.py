@@ -6,11 +6,12 @@ standard library only), one subcommand each; see the top of scripts/bench.
                               its children; the peak kept in OUT until killed
   cpu-ticks ROOT              clock ticks of CPU (user + system) that ROOT and
                               its children used so far
-  put-files BASE USER:PASS CA COLLECTION COUNT CONNECTIONS
+  put-files BASE USER:PASS CA COLLECTION COUNT CONNECTIONS [PREFIX]
                               MKCOL BASE/COLLECTION/, then COUNT distinct 4 KiB
                               PUTs into it from CONNECTIONS processes, each with
                               its own kept-alive TLS connection; prints files/s,
-                              seconds and reconnections
+                              seconds and reconnections. With PREFIX: into the
+                              existing COLLECTION (no MKCOL), as PREFIX-NNNNN.bin
   get-latency BASE USER:PASS CA FOLDER BODY
                               PROPFIND Depth 1 of BASE/<name of FOLDER>/, then
                               a GET of each file of the local FOLDER on one
@@ -132,7 +133,7 @@ def _auth(user_pass):
     return {"Authorization": "Basic " + base64.b64encode(user_pass.encode()).decode()}
 
 
-def put_files(base, user_pass, ca, collection, count, connections):
+def put_files(base, user_pass, ca, collection, count, connections, prefix=None):
     # One process per connection, not a thread: with threads, every response
     # must take Python's interpreter lock back, and responses that arrive
     # together (a server's grouped fsync answers several PUTs at once) made
@@ -144,12 +145,13 @@ def put_files(base, user_pass, ca, collection, count, connections):
     auth = _auth(user_pass)
     conn, path = _connection(base, ca)
     folder = f"{path}/{collection}/"
-    conn.request("MKCOL", folder, headers=auth)
-    answer = conn.getresponse()
-    answer.read()
-    conn.close()
-    if answer.status != 201:
-        sys.exit(f"MKCOL {folder} answered {answer.status}")
+    if prefix is None:
+        conn.request("MKCOL", folder, headers=auth)
+        answer = conn.getresponse()
+        answer.read()
+        conn.close()
+        if answer.status != 201:
+            sys.exit(f"MKCOL {folder} answered {answer.status}")
 
     context = multiprocessing.get_context("fork")
     errors = context.SimpleQueue()
@@ -168,7 +170,7 @@ def put_files(base, user_pass, ca, collection, count, connections):
         start_line.wait()
         for i in range(first, last):
             body[:8] = i.to_bytes(8, "big")        # distinct content per file
-            name = f"{folder}put-{i:05d}.bin"
+            name = f"{folder}{prefix or 'put'}-{i:05d}.bin"
             for attempt in (1, 2):                 # a PUT is idempotent: retry once on a dropped connection
                 try:
                     conn.request("PUT", name, body=bytes(body),
