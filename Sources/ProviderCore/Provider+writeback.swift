@@ -116,17 +116,24 @@ extension Provider {
         // flush, locked) is what `upload` checks for anyway.
         var due: ArraySlice<JournalEntry> = []
         var dueRead = ContinuousClock.now - .seconds(1)
+        // The last read stopped at its limit: once its entries are all
+        // started, the journal is read again at once, not a quarter second
+        // later. That pause after every batch held a backlog of small files
+        // to about 140 uploads a second, each of them 5 ms (36 a batch;
+        // 2,000 PUTs of 4 KiB through rclone serve s3 took 18 s to drain).
+        var dueCut = false
         // A stop asked while the loop waits for a busy slot wakes it too.
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 while !Task.isCancelled, !Task.isShuttingDownGracefully {
                     var backlog = false
+                    var startedNow = 0
                     do {
                         if due.isEmpty || ContinuousClock.now - dueRead >= .milliseconds(250) {
                             // The ones in flight, and enough others to fill
                             // their places past a few held back by locks.
-                            due = try await dueUploads(limit: uploads.parallelism + 32)[...]
-                            dueRead = .now
+                            let batch = try await dueBatch(limit: uploads.parallelism + 32)
+                            (due, dueCut, dueRead) = (batch.entries[...], batch.cut, .now)
                         }
                         while let entry = due.first {
                             let id = entry.itemID
@@ -138,6 +145,7 @@ extension Provider {
                             }
                             due = due.dropFirst()
                             guard started.withLockedValue({ $0.insert(id).inserted }) else { continue }
+                            startedNow += 1
                             group.addTask {
                                 try? await self.upload(entry, unlessLocked: true)
                                 started.withLockedValue { _ = $0.remove(id) }
@@ -153,6 +161,10 @@ extension Provider {
                     }
                     if backlog {
                         _ = await nextFinished.next()
+                    } else if due.isEmpty, dueCut, startedNow > 0 {
+                        // More are due than the read held (something was
+                        // started, so this is no loop over held-back entries).
+                        continue
                     } else {
                         try? await Task.sleep(for: .milliseconds(250))
                     }
@@ -195,10 +207,15 @@ extension Provider {
     /// The entries due now, oldest first: quiet for the delay, retry time
     /// come, and not under a lock.
     func dueUploads(limit: Int) async throws -> [JournalEntry] {
+        try await dueBatch(limit: limit).entries
+    }
+
+    /// `dueUploads`, and whether the read stopped at `limit` (more may be due).
+    private func dueBatch(limit: Int) async throws -> (entries: [JournalEntry], cut: Bool) {
         let due = try await index.uploadsDue(domain: domain, quietSince: Date().addingTimeInterval(-uploads.quietDelay), limit: limit)
-        guard !due.isEmpty else { return [] }
+        guard !due.isEmpty else { return ([], false) }
         let locked = try await index.lockedItems(domain: domain)
-        return due.filter { !locked.contains($0.itemID) }
+        return (due.filter { !locked.contains($0.itemID) }, due.count == limit)
     }
 
     /// Uploads every pending write at or below `item` now, before a MOVE or
