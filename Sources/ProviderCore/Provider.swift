@@ -92,8 +92,8 @@ public final class Provider: Sendable {
     /// (whose next write would then conflict with that upload; found by
     /// scripts/soak).
     let listingApplication = AsyncMutex()
-    /// Folders a write's stat found upstream lately (`FolderSightings`).
-    let folderSightings = FolderSightings()
+    /// Folders, by id, that a write's stat found upstream lately.
+    let folderSightings = Sightings<Int64>()
 
     public init(domain: String, store: any UpstreamStore, index: MetadataIndex, cacheFolder: URL, listingTTL: TimeInterval,
                 revalidation: Revalidation = .listing, trustFolderVersions: Bool = false,

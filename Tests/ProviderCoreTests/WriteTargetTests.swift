@@ -181,6 +181,68 @@ struct WriteTargetTests {
         #expect(try String(contentsOf: f.upstream.appendingPathComponent("docs/a.txt"), encoding: .utf8) == "second")
     }
 
+    @Test("an answer asked before the coordination that shows a file the index did not know is asked again: that file may have come and gone meanwhile",
+          .timeLimit(.minutes(1)))
+    func lookShowingAFileGoneMeanwhile() async throws {
+        let f = try await staleFolder(.back)
+        defer { f.cleanUp() }
+        // The upstream has a.txt, made there after the listing.
+        try f.write("made upstream", "docs/a.txt")
+        // While the second write's stat is on its way (it sees that file), a
+        // first write replaces it, is uploaded, and is deleted: no row before,
+        // no row after, and no file upstream any more.
+        let fired = NIOLockedValueBox(false)
+        f.store.afterStat.withLockedValue {
+            $0 = { path in
+                guard path == ["docs", "a.txt"], !fired.withLockedValue({ $0 }) else { return }
+                fired.withLockedValue { $0 = true }
+                _ = try await f.put("first", at: ["docs", "a.txt"])
+                try await f.provider.flushAllUploads()
+                try await f.provider.delete(at: ["docs", "a.txt"])
+            }
+        }
+        let second = try await f.provider.write(try f.request("second", at: ["docs", "a.txt"]))
+        f.store.afterStat.withLockedValue { $0 = nil }
+        #expect(fired.withLockedValue { $0 })
+        // Applied, the older answer would have recorded the deleted file
+        // again, and this write would overwrite it (204) instead of creating.
+        #expect(second.created, "the write overwrote a file deleted before it")
+        try await f.provider.flushAllUploads()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.appendingPathComponent("docs").path) == ["a.txt"])
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("docs/a.txt"), encoding: .utf8) == "second")
+    }
+
+    @Test("an upload finishing while a commit asks the upstream again (its early answer outdated): the older answer is not applied",
+          .timeLimit(.minutes(1)))
+    func commitStatOlderThanAnUpload() async throws {
+        let f = try await staleFolder(.back, names: ["a.txt"])
+        defer { f.cleanUp() }
+        _ = try await f.put("first", at: ["docs", "a.txt"])
+        // The second write's early stat: a third write changes the name's
+        // row meanwhile, so the commit asks again; while that stat's answer
+        // is on its way, the third write is uploaded.
+        let stats = NIOLockedValueBox(0)
+        f.store.afterStat.withLockedValue {
+            $0 = { path in
+                guard path == ["docs", "a.txt"] else { return }
+                switch stats.withLockedValue({ $0 += 1; return $0 }) {
+                case 1: _ = try await f.put("third", at: ["docs", "a.txt"])
+                case 3: try await f.provider.flushAllUploads()
+                default: break
+                }
+            }
+        }
+        _ = try await f.put("second", at: ["docs", "a.txt"])
+        f.store.afterStat.withLockedValue { $0 = nil }
+        #expect(stats.withLockedValue { $0 } >= 3, "the commit asked again")
+        try await f.provider.flushAllUploads()
+        // Applied, the older answer would have made the index expect the
+        // listed file, and the upload of "second" a conflict copy.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.appendingPathComponent("docs").path) == ["a.txt"],
+                "no conflict copy")
+        #expect(try String(contentsOf: f.upstream.appendingPathComponent("docs/a.txt"), encoding: .utf8) == "second")
+    }
+
     @Test("new files in a stale folder ask about the folder once a listing TTL, not once a file",
           arguments: WriteMode.allCases)
     func folderAskedOncePerTTL(writeMode: WriteMode) async throws {

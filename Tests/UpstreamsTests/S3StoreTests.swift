@@ -179,6 +179,28 @@ struct S3StoreTests {
         }
     }
 
+    @Test("uploads into one folder list it once, not once a file; a DELETE through the store makes the next upload list it again",
+          arguments: S3ServerKind.allCases)
+    func uploadsListTheirFolderOnce(kind: S3ServerKind) async throws {
+        try await withStore(kind) { server, proxy, store in
+            let file = try localFile(bytes: 4096)
+            defer { try? FileManager.default.removeItem(at: file) }
+            _ = try await store.makeFolder(["docs"])
+            try await proxy.reset()
+            for n in 0..<5 { _ = try await store.upload(file, to: ["docs", "f\(n).bin"], expecting: .absent, progress: nil) }
+            #expect(try await proxy.received()[.listObjectsV2] == 1, "one listing of docs for five uploads")
+            #expect(try await proxy.received()[.putObject] == 5)
+            // A folder deleted through the store is asked about again, and refused.
+            try await store.delete(["docs"])
+            try await proxy.reset()
+            await #expect(throws: UpstreamError.conflict) {
+                _ = try await store.upload(file, to: ["docs", "late.bin"], expecting: .absent, progress: nil)
+            }
+            #expect(try await proxy.received()[.putObject] == nil, "nothing written into the deleted folder")
+            #expect(try await store.stat(["docs", "late.bin"]) == nil)
+        }
+    }
+
     @Test("deleting a folder's last file keeps the folder, as a file system does", arguments: S3ServerKind.allCases)
     func lastFileKeepsFolder(kind: S3ServerKind) async throws {
         let server = try await kind.start()

@@ -57,6 +57,7 @@ import subprocess
 import math
 import os
 import sys
+import threading
 import time
 from urllib.parse import urlsplit
 
@@ -220,6 +221,7 @@ def put_many(prefix, count, processes):
                 s3.put_object(Bucket=BUCKET, Key=f"{prefix}-{i:05d}.bin", Body=bytes(body))
         except BaseException as error:                    # reported, not lost with the process
             errors.put(f"put_object worker {first}-{last}: {error!r}")
+            start_line.abort()                            # nobody waits for a worker that never starts
         finally:
             os._exit(0)
 
@@ -227,7 +229,10 @@ def put_many(prefix, count, processes):
     workers = [context.Process(target=run, args=(t * per, min(count, (t + 1) * per))) for t in range(processes)]
     for w in workers:
         w.start()
-    start_line.wait()
+    try:
+        start_line.wait()
+    except threading.BrokenBarrierError:                  # a worker failed before the start: its error follows
+        pass
     start = time.perf_counter()
     for w in workers:
         w.join()

@@ -276,11 +276,12 @@ put_stored() {
 # so davgate's listing of it is older than its listing_ttl, as a folder a
 # client uploads into usually is) from 8 connections, each peer its own
 # names; then until the bucket lists them all (bench-s3.py wait-keys, from
-# the burst's start). Directly: boto3 put_object from 8 processes.
+# the burst's start: when its client returned, less the burst's seconds it
+# printed, so that no client's start-up counts). Directly: boto3 put_object
+# from 8 processes.
 # many_put_step WHO ROUND: records putmany (files/s) and putmanystored (s).
 many_put_step() {
     local who=$1 round=$2 name="put-$1" rate seconds stored start
-    start=$(date +%s.%N)
     if [[ $who == direct ]]; then
         read -r rate seconds < <(s3py put-many "many-$round/$name" "$PUT_COUNT" 8) || true
     else
@@ -288,6 +289,7 @@ many_put_step() {
             "many-$round" "$PUT_COUNT" 8 "$name") || true
     fi
     [[ -n $rate ]] || die "$(title "$who"): the burst of $PUT_COUNT PUTs into many-$round/ failed"
+    start=$(awk -v now="$(date +%s.%N)" -v s="$seconds" 'BEGIN { printf "%.3f", now - s }')
     stored=$(s3py wait-keys "many-$round/$name-" "$PUT_COUNT" "$start") \
         || die "$(title "$who"): the bucket never listed the $PUT_COUNT objects of many-$round/$name-"
     record putmany "$who" "$round" "$rate"

@@ -194,6 +194,7 @@ def put_files(base, user_pass, ca, collection, count, connections, prefix=None):
             worker(first, last)
         except BaseException as error:             # reported, not lost with the process
             errors.put(f"PUT worker {first}-{last}: {error!r}")
+            start_line.abort()                     # a worker that never reached the start line must not hang the rest
         finally:
             os._exit(0)
 
@@ -201,7 +202,10 @@ def put_files(base, user_pass, ca, collection, count, connections, prefix=None):
     workers = [context.Process(target=run, args=(t * per, min(count, (t + 1) * per))) for t in range(connections)]
     for w in workers:
         w.start()
-    start_line.wait()
+    try:
+        start_line.wait()
+    except threading.BrokenBarrierError:           # a worker failed before the start: its error follows
+        pass
     start = time.perf_counter()
     for w in workers:
         w.join()

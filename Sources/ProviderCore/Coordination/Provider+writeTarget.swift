@@ -107,14 +107,14 @@ extension Provider {
     /// the folder needs a read's resolution. Under the domain's
     /// coordination, so no local namespace change runs meanwhile.
     ///
-    /// The answer of `look` stands while the name's row is still the one it
-    /// read; otherwise, or without one, the upstream is asked now. Then an
+    /// The answer of `look` stands while it holds (`TargetLook.holds`);
+    /// otherwise, or without one, the upstream is asked now. Then an
     /// upload finishing meanwhile (it marks the generation) may have
     /// overtaken the answer: it is not applied, as a listing's page would
     /// not be, and the index's view stands (the upload is conditional anyway).
     private func checkedTarget(_ name: String, in folder: Item, at folderPath: ItemPath, look: TargetLook?) async throws -> WriteTarget? {
         if let look, look.isAbout(name, in: folder) {
-            let checked = try await apply(look.answer, name: name, in: folder, at: folderPath) { $0 == look.indexed }
+            let checked = try await apply(look.answer, name: name, in: folder, at: folderPath) { look.holds(given: $0) }
             if let checked { return checked.target }
         }
         let before = namespaceClock.read()

@@ -9,12 +9,17 @@
 /// every writer of the domain its round trip.
 ///
 /// The answer counts only while the index's row for the name is the one
-/// read before asking: any change to that name here since (a write, a
-/// delete or a move, an upload recorded, a listing that changed it, an
-/// eviction) makes another row, and the commit asks again. Changes to
-/// other names, which in a burst are nearly all of them, leave it standing;
-/// the namespace clock, which a look under the coordination checks
-/// instead, would have thrown nearly every early answer away.
+/// read before asking: any change to a row of that name here since (a
+/// write, a delete or a move, an upload recorded, a listing that changed
+/// it, an eviction) makes another row, and the commit asks again. Changes
+/// to other names, which in a burst are nearly all of them, leave it
+/// standing; the namespace clock, which a look under the coordination
+/// checks instead, would have thrown nearly every early answer away. One
+/// case leaves no trace in the row: no row before, and a row that came
+/// and went meanwhile (written here, uploaded, deleted). The answer may
+/// then show that file, gone since; so an answer that shows a file where
+/// the index had none is never used (`holds`), and the commit asks again.
+/// A burst of new names, where both had none, keeps its early answers.
 struct TargetLook: Sendable {
     enum Answer: Sendable {
         /// The name's entry upstream; nil: free there, in a folder that is there.
@@ -34,5 +39,12 @@ struct TargetLook: Sendable {
     /// Whether this look is about `name` in `folder`, as the commit resolved them.
     func isAbout(_ name: String, in folder: Item) -> Bool {
         folderID == folder.id && self.name == name
+    }
+
+    /// Whether the answer still holds, given the name's row now.
+    func holds(given row: Item?) -> Bool {
+        guard row == indexed else { return false }
+        if indexed == nil, case .seen(.some) = answer { return false }
+        return true
     }
 }

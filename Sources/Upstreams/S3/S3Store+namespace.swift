@@ -19,6 +19,7 @@ extension S3Store {
     /// 1,000 keys a request, page by page as the listing arrives).
     public func delete(_ path: ItemPath) async throws {
         guard !path.isEmpty else { throw UpstreamError.forbidden("the domain's root cannot be deleted") }
+        foldersSeen.forgetAll()
         let key = try key(path)
         if try await head(key) != nil {
             try await send(.DELETE, key: key, operation: .delete)
@@ -34,6 +35,7 @@ extension S3Store {
     /// are copied, so a crash in the middle leaves both copies of some
     /// files (the next move or delete tidies up), never none.
     public func move(_ source: ItemPath, to destination: ItemPath) async throws -> UpstreamEntry {
+        foldersSeen.forgetAll()
         let entry = try await copy(source, to: destination, recursive: true)
         let sourceKey = try key(source)
         if entry.isFolder {

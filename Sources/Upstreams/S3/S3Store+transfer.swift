@@ -65,7 +65,7 @@ extension S3Store {
         guard fstat(source.fd, &st) == 0 else { throw DirectoryStore.error(errno) }
         let length = Int64(st.st_size)
         let key = try key(path)
-        if path.count > 1, !(try await holdsKeys(below: Array(path.dropLast()))) { throw UpstreamError.conflict }
+        guard try await folderTakesUploads(Array(path.dropLast())) else { throw UpstreamError.conflict }
         // The file's own time to the nanosecond, as rclone keeps it.
         let mtime = "\(st.st_mtim.tv_sec).\(String(st.st_mtim.tv_nsec + 1_000_000_000).dropFirst())"
         var headers: [(name: String, value: String)] = [("content-type", "application/octet-stream"), ("x-amz-meta-mtime", mtime)]
@@ -89,6 +89,7 @@ extension S3Store {
             }
             etag = tag
         }
+        sawFolder(Array(path.dropLast()))
         let modified = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec) + TimeInterval(st.st_mtim.tv_nsec) / 1e9)
         return UpstreamEntry(name: name, isFolder: false, size: length, modified: modified, version: etag)
     }

@@ -82,6 +82,8 @@ public struct S3Store: UpstreamStore, CustomStringConvertible, CustomDebugString
     let ownClient: ClientOwner?
     let tlsConfiguration: TLSConfiguration?
     let timeouts: (connect: Duration, read: Duration)
+    /// Folder prefixes this store saw holding keys lately (`folderTakesUploads`).
+    let foldersSeen = Sightings<String>()
 
     public var displayName: String { "s3://\(bucket)/\(prefix) at \(origin)" }
     public var description: String { displayName }
