@@ -20,6 +20,21 @@ struct WriteTargetTests {
         return f
     }
 
+    /// Runs `change` once, in the first stat of `path` that has read the
+    /// upstream and not answered yet: a change landing while that answer is
+    /// on its way. Returns whether it ran.
+    private func onFirstStat(of path: ItemPath, in f: Fixture,
+                             _ change: @escaping @Sendable () async throws -> Void) -> NIOLockedValueBox<Bool> {
+        let fired = NIOLockedValueBox(false)
+        f.store.afterStat.withLockedValue {
+            $0 = { statted in
+                guard statted == path, !fired.withLockedValue({ let was = $0; $0 = true; return was }) else { return }
+                try await change()
+            }
+        }
+        return fired
+    }
+
     @Test("writes into a stale folder never list it, in either write mode", arguments: WriteMode.allCases)
     func noListingPerWrite(writeMode: WriteMode) async throws {
         let f = try await staleFolder(writeMode, names: ["old.txt"])
@@ -106,14 +121,8 @@ struct WriteTargetTests {
         _ = try await f.put("first", at: ["docs", "a.txt"])
         // The second write's stat reads the upstream before the first write
         // is uploaded; the upload lands before the stat's answer is applied.
-        let fired = NIOLockedValueBox(false)
-        let provider = f.provider
-        f.store.afterStat.withLockedValue {
-            $0 = { path in
-                guard path == ["docs", "a.txt"], !fired.withLockedValue({ $0 }) else { return }
-                fired.withLockedValue { $0 = true }
-                try await provider.flushAllUploads()
-            }
+        let fired = onFirstStat(of: ["docs", "a.txt"], in: f) {
+            try await f.provider.flushAllUploads()
         }
         _ = try await f.put("second", at: ["docs", "a.txt"])
         f.store.afterStat.withLockedValue { $0 = nil }
@@ -161,14 +170,9 @@ struct WriteTargetTests {
         try f.write("made upstream", "docs/a.txt")
         // While the second write's stat is on its way (it sees that file),
         // a first write of a.txt commits and is uploaded.
-        let fired = NIOLockedValueBox(false)
-        f.store.afterStat.withLockedValue {
-            $0 = { path in
-                guard path == ["docs", "a.txt"], !fired.withLockedValue({ $0 }) else { return }
-                fired.withLockedValue { $0 = true }
-                _ = try await f.put("first", at: ["docs", "a.txt"])
-                try await f.provider.flushAllUploads()
-            }
+        let fired = onFirstStat(of: ["docs", "a.txt"], in: f) {
+            _ = try await f.put("first", at: ["docs", "a.txt"])
+            try await f.provider.flushAllUploads()
         }
         _ = try await f.put("second", at: ["docs", "a.txt"])
         f.store.afterStat.withLockedValue { $0 = nil }
@@ -191,15 +195,10 @@ struct WriteTargetTests {
         // While the second write's stat is on its way (it sees that file), a
         // first write replaces it, is uploaded, and is deleted: no row before,
         // no row after, and no file upstream any more.
-        let fired = NIOLockedValueBox(false)
-        f.store.afterStat.withLockedValue {
-            $0 = { path in
-                guard path == ["docs", "a.txt"], !fired.withLockedValue({ $0 }) else { return }
-                fired.withLockedValue { $0 = true }
-                _ = try await f.put("first", at: ["docs", "a.txt"])
-                try await f.provider.flushAllUploads()
-                try await f.provider.delete(at: ["docs", "a.txt"])
-            }
+        let fired = onFirstStat(of: ["docs", "a.txt"], in: f) {
+            _ = try await f.put("first", at: ["docs", "a.txt"])
+            try await f.provider.flushAllUploads()
+            try await f.provider.delete(at: ["docs", "a.txt"])
         }
         let second = try await f.provider.write(try f.request("second", at: ["docs", "a.txt"]))
         f.store.afterStat.withLockedValue { $0 = nil }

@@ -50,19 +50,19 @@ The S3 server comes from the environment: BENCH_S3_ENDPOINT
 """
 
 import http.client
-import multiprocessing
 import re
 import statistics
 import subprocess
 import math
 import os
 import sys
-import threading
 import time
 from urllib.parse import urlsplit
 
 import boto3
 from botocore.config import Config
+
+import bench                                   # scripts/lib/bench.py: run_workers
 
 ENDPOINT = os.environ["BENCH_S3_ENDPOINT"]
 BUCKET = os.environ["BENCH_S3_BUCKET"]
@@ -205,43 +205,18 @@ def put_stored(size, key, *how):
 
 
 def put_many(prefix, count, processes):
-    count, processes = int(count), int(processes)
-    context = multiprocessing.get_context("fork")
-    errors = context.SimpleQueue()
-    start_line = context.Barrier(processes + 1)
+    count = int(count)
 
-    def run(first, last):
-        try:
-            s3 = _client()
-            body = bytearray(os.urandom(4096))
-            s3.head_bucket(Bucket=BUCKET)                  # connected and signed once before the start
-            start_line.wait()
-            for i in range(first, last):
-                body[:8] = i.to_bytes(8, "big")           # distinct content per object
-                s3.put_object(Bucket=BUCKET, Key=f"{prefix}-{i:05d}.bin", Body=bytes(body))
-        except BaseException as error:                    # reported, not lost with the process
-            errors.put(f"put_object worker {first}-{last}: {error!r}")
-            start_line.abort()                            # nobody waits for a worker that never starts
-        finally:
-            os._exit(0)
+    def work(first, last, ready):
+        s3 = _client()
+        body = bytearray(os.urandom(4096))
+        s3.head_bucket(Bucket=BUCKET)                     # connected and signed once before the start
+        ready()
+        for i in range(first, last):
+            body[:8] = i.to_bytes(8, "big")               # distinct content per object
+            s3.put_object(Bucket=BUCKET, Key=f"{prefix}-{i:05d}.bin", Body=bytes(body))
 
-    per = math.ceil(count / processes)
-    workers = [context.Process(target=run, args=(t * per, min(count, (t + 1) * per))) for t in range(processes)]
-    for w in workers:
-        w.start()
-    try:
-        start_line.wait()
-    except threading.BrokenBarrierError:                  # a worker failed before the start: its error follows
-        pass
-    start = time.perf_counter()
-    for w in workers:
-        w.join()
-    seconds = time.perf_counter() - start
-    failed = []
-    while not errors.empty():
-        failed.append(errors.get())
-    if failed:
-        sys.exit("; ".join(failed[:5]))
+    seconds = bench.run_workers(count, int(processes), work, "put_object")
     print(f"{count / seconds:.0f} {seconds:.3f}")
 
 

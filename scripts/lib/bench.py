@@ -133,6 +133,45 @@ def _auth(user_pass):
     return {"Authorization": "Basic " + base64.b64encode(user_pass.encode()).decode()}
 
 
+def run_workers(count, processes, work, label):
+    """Runs work(first, last, ready) in PROCESSES forked processes, range(COUNT)
+    split evenly between them; each calls ready() once set up, and the clock
+    starts when all have. Returns the seconds until the last one finished;
+    exits with the first errors when any failed (one that fails before it is
+    ready breaks the start line, so the rest do not wait for it)."""
+    context = multiprocessing.get_context("fork")
+    errors = context.SimpleQueue()
+    start_line = context.Barrier(processes + 1)
+
+    def run(first, last):
+        try:
+            work(first, last, start_line.wait)
+        except BaseException as error:             # reported, not lost with the process
+            errors.put(f"{label} worker {first}-{last}: {error!r}")
+            start_line.abort()
+        finally:
+            os._exit(0)
+
+    per = math.ceil(count / processes)
+    workers = [context.Process(target=run, args=(t * per, min(count, (t + 1) * per))) for t in range(processes)]
+    for w in workers:
+        w.start()
+    try:
+        start_line.wait()
+    except threading.BrokenBarrierError:           # a worker failed before the start: its error follows
+        pass
+    start = time.perf_counter()
+    for w in workers:
+        w.join()
+    seconds = time.perf_counter() - start
+    failed = []
+    while not errors.empty():
+        failed.append(errors.get())
+    if failed:
+        sys.exit("; ".join(failed[:5]))
+    return seconds
+
+
 def put_files(base, user_pass, ca, collection, count, connections, prefix=None):
     # One process per connection, not a thread: with threads, every response
     # must take Python's interpreter lock back, and responses that arrive
@@ -153,21 +192,18 @@ def put_files(base, user_pass, ca, collection, count, connections, prefix=None):
         if answer.status != 201:
             sys.exit(f"MKCOL {folder} answered {answer.status}")
 
-    context = multiprocessing.get_context("fork")
-    errors = context.SimpleQueue()
-    reconnects = context.Value("i", 0)
-    start_line = context.Barrier(connections + 1)
+    reconnects = multiprocessing.get_context("fork").Value("i", 0)
 
     class Connects(list):
         def append(self, item):
             with reconnects.get_lock():
                 reconnects.value += 1
 
-    def worker(first, last):
+    def work(first, last, ready):
         conn, _ = _connection(base, ca, Connects())
         body = bytearray(os.urandom(4096))
         conn.connect()
-        start_line.wait()
+        ready()
         for i in range(first, last):
             body[:8] = i.to_bytes(8, "big")        # distinct content per file
             name = f"{folder}{prefix or 'put'}-{i:05d}.bin"
@@ -181,40 +217,13 @@ def put_files(base, user_pass, ca, collection, count, connections, prefix=None):
                 except (http.client.RemoteDisconnected, ConnectionError) as error:
                     conn.close()
                     if attempt == 2:
-                        errors.put(f"PUT {name}: {error}")
-                        return
+                        raise RuntimeError(f"PUT {name}: {error}") from None
             if answer.status not in (201, 204):
                 text = reply[:300].decode("utf-8", "replace").replace("\n", " ")
-                errors.put(f"PUT {name} answered {answer.status}: {text}")
-                return
+                raise RuntimeError(f"PUT {name} answered {answer.status}: {text}")
         conn.close()
 
-    def run(first, last):
-        try:
-            worker(first, last)
-        except BaseException as error:             # reported, not lost with the process
-            errors.put(f"PUT worker {first}-{last}: {error!r}")
-            start_line.abort()                     # a worker that never reached the start line must not hang the rest
-        finally:
-            os._exit(0)
-
-    per = math.ceil(count / connections)
-    workers = [context.Process(target=run, args=(t * per, min(count, (t + 1) * per))) for t in range(connections)]
-    for w in workers:
-        w.start()
-    try:
-        start_line.wait()
-    except threading.BrokenBarrierError:           # a worker failed before the start: its error follows
-        pass
-    start = time.perf_counter()
-    for w in workers:
-        w.join()
-    seconds = time.perf_counter() - start
-    failed = []
-    while not errors.empty():
-        failed.append(errors.get())
-    if failed:
-        sys.exit("; ".join(failed[:5]))
+    seconds = run_workers(count, connections, work, "PUT")
     print(f"{count / seconds:.0f} {seconds:.3f} {reconnects.value - connections}")
 
 
