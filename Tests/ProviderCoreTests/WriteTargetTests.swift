@@ -161,53 +161,31 @@ struct WriteTargetTests {
                 == (0..<8).map { "f\($0).txt" })
     }
 
-    @Test("an answer asked before the coordination is not used once the name changed here: another write's upload since is no conflict",
-          .timeLimit(.minutes(1)))
-    func lookOutdatedByAnotherWrite() async throws {
-        let f = try await staleFolder(.back)
-        defer { f.cleanUp() }
-        // The upstream has a.txt, made there after the listing.
-        try f.write("made upstream", "docs/a.txt")
-        // While the second write's stat is on its way (it sees that file),
-        // a first write of a.txt commits and is uploaded.
-        let fired = onFirstStat(of: ["docs", "a.txt"], in: f) {
-            _ = try await f.put("first", at: ["docs", "a.txt"])
-            try await f.provider.flushAllUploads()
-        }
-        _ = try await f.put("second", at: ["docs", "a.txt"])
-        f.store.afterStat.withLockedValue { $0 = nil }
-        #expect(fired.withLockedValue { $0 })
-        try await f.provider.flushAllUploads()
-        // Applied, the older answer would have made the index expect the
-        // file made upstream, and the upload of "second" a conflict copy.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.appendingPathComponent("docs").path) == ["a.txt"],
-                "no conflict copy")
-        #expect(try String(contentsOf: f.upstream.appendingPathComponent("docs/a.txt"), encoding: .utf8) == "second")
-    }
-
-    @Test("an answer asked before the coordination that shows a file the index did not know is asked again: that file may have come and gone meanwhile",
-          .timeLimit(.minutes(1)))
-    func lookShowingAFileGoneMeanwhile() async throws {
+    @Test("an answer asked before the coordination that shows a file the index did not know is asked again at the commit: another write of that name meanwhile, uploaded and perhaps deleted, is neither a conflict nor overwritten as if still there",
+          .timeLimit(.minutes(1)), arguments: [false, true])
+    func lookOutdatedByAnotherWrite(deletedMeanwhile: Bool) async throws {
         let f = try await staleFolder(.back)
         defer { f.cleanUp() }
         // The upstream has a.txt, made there after the listing.
         try f.write("made upstream", "docs/a.txt")
         // While the second write's stat is on its way (it sees that file), a
-        // first write replaces it, is uploaded, and is deleted: no row before,
-        // no row after, and no file upstream any more.
+        // first write replaces it and is uploaded, and perhaps deleted: then
+        // there is no row before, no row after, and no file upstream.
         let fired = onFirstStat(of: ["docs", "a.txt"], in: f) {
             _ = try await f.put("first", at: ["docs", "a.txt"])
             try await f.provider.flushAllUploads()
-            try await f.provider.delete(at: ["docs", "a.txt"])
+            if deletedMeanwhile { try await f.provider.delete(at: ["docs", "a.txt"]) }
         }
         let second = try await f.provider.write(try f.request("second", at: ["docs", "a.txt"]))
         f.store.afterStat.withLockedValue { $0 = nil }
         #expect(fired.withLockedValue { $0 })
-        // Applied, the older answer would have recorded the deleted file
-        // again, and this write would overwrite it (204) instead of creating.
-        #expect(second.created, "the write overwrote a file deleted before it")
+        // Applied, the older answer would have made the index expect the file
+        // made upstream: the upload of "second" a conflict copy, or (deleted
+        // meanwhile) this write an overwrite (204) of a file that is gone.
+        #expect(second.created == deletedMeanwhile)
         try await f.provider.flushAllUploads()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.appendingPathComponent("docs").path) == ["a.txt"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.upstream.appendingPathComponent("docs").path) == ["a.txt"],
+                "no conflict copy")
         #expect(try String(contentsOf: f.upstream.appendingPathComponent("docs/a.txt"), encoding: .utf8) == "second")
     }
 
