@@ -45,8 +45,32 @@ final class RawConnection: Sendable {
         try await send(Data(text.utf8))
     }
 
-    func send(_ bytes: Data) async throws {
-        try await channel.writeAndFlush(ByteBuffer(data: bytes)).get()
+    /// Sends `bytes`; fails (closing the connection) when they are not all
+    /// taken within `limit`: a server that stops reading a request makes
+    /// the test fail with this error instead of hanging it (a write waits
+    /// for the socket's room for as long as the server leaves none).
+    func send(_ bytes: Data, within limit: TimeAmount = .seconds(60)) async throws {
+        let stalled = NIOLockedValueBox(false)
+        let channel = channel
+        let timer = channel.eventLoop.scheduleTask(in: limit) {
+            stalled.withLockedValue { $0 = true }
+            channel.close(promise: nil)
+        }
+        defer { timer.cancel() }
+        do {
+            try await channel.writeAndFlush(ByteBuffer(data: bytes)).get()
+        } catch where stalled.withLockedValue({ $0 }) {
+            throw SendStalled(bytes: bytes.count, limit: limit)
+        }
+    }
+
+    /// A send the server did not take within its limit.
+    struct SendStalled: Error, CustomStringConvertible {
+        let bytes: Int
+        let limit: TimeAmount
+        var description: String {
+            "the server took not all of \(bytes) bytes within \(limit.nanoseconds / 1_000_000_000) s (it stopped reading the request)"
+        }
     }
 
     /// Half-closes: the server reads the end of the stream, the answer can
