@@ -10,7 +10,7 @@ import NIOConcurrencyHelpers
 /// a HEAD and a LIST, half of the requests each such PUT made), and an S3
 /// upload asks whether its folder still holds keys before it writes one
 /// there (a LIST per file: on `rclone serve s3` a listing of the whole
-/// folder, so 2,000 uploads into a folder of 12,000 objects took 150 s).
+/// folder, so 2,000 uploads into a folder of 10,000 objects took 43 s).
 public struct Sightings<Key: Hashable & Sendable>: Sendable {
     private let seen = NIOLockedValueBox<[Key: Date]>([:])
     /// Past this many keys, sightings older than the TTL are dropped.
