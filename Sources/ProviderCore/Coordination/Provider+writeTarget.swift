@@ -114,66 +114,74 @@ extension Provider {
     /// not be, and the index's view stands (the upload is conditional anyway).
     private func checkedTarget(_ name: String, in folder: Item, at folderPath: ItemPath, look: TargetLook?) async throws -> WriteTarget? {
         if let look, look.isAbout(name, in: folder) {
-            let checked = try await apply(look.answer, name: name, in: folder, at: folderPath) { look.holds(given: $0) }
-            if let checked { return checked.target }
+            switch try await apply(look.answer, name: name, in: folder, at: folderPath, current: { look.holds(given: $0) }) {
+            case .target(let target): return target
+            case .needsRead: return nil
+            case .outdated: break
+            }
         }
         let before = namespaceClock.read()
         let answer = try await askUpstream(about: name, in: folder, at: folderPath)
-        let checked = try await apply(answer, name: name, in: folder, at: folderPath) { [namespaceClock] _ in
+        switch try await apply(answer, name: name, in: folder, at: folderPath, current: { [namespaceClock] _ in
             namespaceClock.unchanged(since: before)
+        }) {
+        case .target(let target): return target
+        case .needsRead: return nil
+        case .outdated: return try await indexed(name, in: folder)
         }
-        guard let checked else { return try await indexed(name, in: folder) }
-        return checked.target
     }
 
     /// What an answer about a write's target makes of it.
-    private struct Checked {
-        /// nil: the folder needs a read's resolution.
-        var target: WriteTarget?
+    private enum Applied {
+        case target(WriteTarget)
+        /// The folder needs a read's resolution.
+        case needsRead
+        /// The answer no longer holds (`current` said so).
+        case outdated
     }
 
     /// Brings the index up to date for the name from `answer`, when
     /// `current` (given the name's row, under the listings' lock) says the
-    /// answer still holds; nil when it does not.
+    /// answer still holds.
     private func apply(_ answer: TargetLook.Answer, name: String, in folder: Item, at folderPath: ItemPath,
-                       current: @Sendable (Item?) -> Bool) async throws -> Checked? {
+                       current: @Sendable (Item?) -> Bool) async throws -> Applied {
         let entry: UpstreamEntry?
         switch answer {
         case .folderGone:
-            return Checked(target: nil)
+            return .needsRead
         case .unreachable(let error):
             // As a refresh that fails: the last known listing stands.
             logger.warning("cannot check the target of a write upstream; using the last known listing",
                            metadata: ["path": "\(Self.display(folderPath + [name]))", "error": "\(error)"])
-            return Checked(target: try await indexed(name, in: folder))
+            return .target(try await indexed(name, in: folder))
         case .seen(let seen):
             entry = seen
         }
         // Under the listings' lock: the check that the answer holds, and no
         // page of this folder applied between it and the change below.
-        let (checked, stale): (Checked?, [Int64]) = try await listingApplication.withLock {
+        let (applied, stale): (Applied, [Int64]) = try await listingApplication.withLock {
             let existing = try await index.child(of: folder.id, named: name)
-            guard current(existing) else { return (nil, []) }
+            guard current(existing) else { return (.outdated, []) }
             switch (existing, entry) {
             case (nil, nil):
-                return (Checked(target: WriteTarget(folder: folder, existing: nil)), [])
+                return (.target(WriteTarget(folder: folder, existing: nil)), [])
             case (nil, let entry?):
-                return (Checked(target: WriteTarget(folder: folder, existing: try await index.insert(entry, parent: folder.id, domain: domain))), [])
+                return (.target(WriteTarget(folder: folder, existing: try await index.insert(entry, parent: folder.id, domain: domain))), [])
             case (let existing?, _) where existing.dirty:
                 // Ours, waiting for upload: the upload is conditional on
                 // what the write was based on.
-                return (Checked(target: WriteTarget(folder: folder, existing: existing)), [])
+                return (.target(WriteTarget(folder: folder, existing: existing)), [])
             case (let existing?, let entry?) where existing.isFolder == entry.isFolder:
                 guard !entry.isFolder, entry.version != existing.upstreamVersion || entry.size != existing.size else {
-                    return (Checked(target: WriteTarget(folder: folder, existing: existing)), [])
+                    return (.target(WriteTarget(folder: folder, existing: existing)), [])
                 }
                 let updated = try await index.updateContent(id: existing.id, entry: entry, event: .upstreamChanged)
-                return (Checked(target: WriteTarget(folder: folder, existing: updated)), [existing.id])
+                return (.target(WriteTarget(folder: folder, existing: updated)), [existing.id])
             default:
-                return (Checked(target: nil), [])
+                return (.needsRead, [])
             }
         }
         cache.remove(stale)
-        return checked
+        return applied
     }
 }
