@@ -102,6 +102,11 @@ extension Provider {
         let path = request.path
         let target = try await writeTarget(path, look: look)
         let parent = target.folder
+        // Nothing changed yet (the target's resolution only read, or
+        // brought the index up to the upstream, as a listing does): from
+        // here on, the write alters only its folder's members, and listings
+        // of other folders running meanwhile stay valid.
+        namespaceClock.confine(to: .folder(parent.id))
         var existing = target.existing
         if existing?.isFolder == true { throw ProviderError.wrongKind }
         if existing == nil { try admit(path) }
@@ -159,7 +164,7 @@ extension Provider {
     func keepBoth(_ file: URL, at path: ItemPath, parent: Item, checksum: String? = nil) async throws -> WriteOutcome {
         let copyPath = Array(path.dropLast()) + [Self.conflictName(for: path.last!, at: Date(), maxBytes: store.nameRules.maxNameBytes)]
         let entry = try await upstream { try await store.upload(file, to: copyPath, expecting: .absent) }
-        await upstreamChanged()
+        await upstreamChanged(in: parent.id)
         metrics.uploads.increment()
         metrics.uploadedBytes.increment(by: entry.size)
         metrics.conflicts.increment()

@@ -16,6 +16,9 @@ extension Provider {
             if try await index.child(of: parent.id, named: name) != nil { throw ProviderError.exists }
             try await check(conditions.locksOnly, target: nil, parent: parent)
             try admit(path)
+            // A new name in the parent, and a folder no listing can be
+            // reading yet: listings of other folders stay valid.
+            namespaceClock.confine(to: .folder(parent.id))
             let entry = try await upstream { try await store.makeFolder(path) }
             return try await index.insert(entry, parent: parent.id, domain: domain, listed: true)
         }

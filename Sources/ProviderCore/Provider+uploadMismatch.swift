@@ -12,13 +12,15 @@ extension Provider {
     /// the upstream now holds when ours went there after all (over a cut
     /// upload of our own, or again after a deletion upstream), nil when our
     /// bytes were kept as a conflict copy beside the upstream's version.
-    func afterMismatch(of entry: JournalEntry, file: URL, at path: ItemPath, progress: UploadProgress) async throws -> UpstreamEntry? {
+    /// `folder`: the id of the folder at `path` (nil: not known).
+    func afterMismatch(of entry: JournalEntry, file: URL, at path: ItemPath, in folder: Int64?,
+                       progress: UploadProgress) async throws -> UpstreamEntry? {
         let now = try await upstream { try await store.stat(path) }
         if let now, try await holdsCutUpload(now, upTo: entry) {
             logger.info("the upstream holds an upload of ours cut off before it was recorded; sending the newest over it",
                         metadata: ["path": "\(Self.display(path))"])
             let uploaded = try await upstream { try await store.upload(file, to: path, expecting: .version(now.version), progress: progress) }
-            await upstreamChanged()
+            await upstreamChanged(in: folder)
             return uploaded
         }
         // Gone upstream, and this edit was of what was there. (A new file's
@@ -27,7 +29,7 @@ extension Provider {
         if now == nil, entry.basis != nil {
             logger.warning("deleted upstream while edited here; created again", metadata: ["path": "\(Self.display(path))"])
             let uploaded = try await upstream { try await store.upload(file, to: path, expecting: .absent) }
-            await upstreamChanged()
+            await upstreamChanged(in: folder)
             return uploaded
         }
         guard let parentID = try await index.item(id: entry.itemID)?.parentID, let parent = try await index.item(id: parentID) else { return nil }

@@ -249,6 +249,7 @@ extension Provider {
             guard let current = try await index.latestEntries(of: [entry.itemID]).first, current.seq == entry.seq else { return }
             if unlessLocked, try await index.lockedItems(domain: domain).contains(entry.itemID) { return }
             let path = try await index.path(of: entry.itemID)
+            let folder = try await index.item(id: entry.itemID)?.parentID
             let file = cache.outboxFile(entry.file)
             let basis: UpstreamExpectation = entry.basis.map { .version($0) } ?? .absent
             let progress = UploadProgress()
@@ -264,9 +265,9 @@ extension Provider {
                     // What the upstream holds now is what this edit replaces.
                     if case .version(let based) = basis { try await keepVersion(of: path, basis: based) }
                     uploaded = try await upstream { try await store.upload(file, to: path, expecting: basis, progress: progress) }
-                    await upstreamChanged()
+                    await upstreamChanged(in: folder)
                 } catch ProviderError.upstream(.versionMismatch) {
-                    guard let settled = try await afterMismatch(of: entry, file: file, at: path, progress: progress) else { return }
+                    guard let settled = try await afterMismatch(of: entry, file: file, at: path, in: folder, progress: progress) else { return }
                     uploaded = settled
                 }
                 metrics.uploads.increment()

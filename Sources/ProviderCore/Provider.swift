@@ -187,10 +187,12 @@ public final class Provider: Sendable {
             // Another instance listed it meanwhile: its listing serves here too.
             if waited, let current = try await index.item(id: folder.id), isFresh(current, maxAge: maxAge) { return true }
             let path = try await index.path(of: folder.id)
-            var before = try await namespaceReading()
+            var before = try await namespaceReading(of: folder.id)
             // A folder never listed has no last listing to serve while a
             // change runs: it waits for the change, then lists.
-            if !before.isQuiet && folder.listedAt == nil { before = try await NamespaceClock.quietReading { try await namespaceReading() } }
+            if !before.isQuiet && folder.listedAt == nil {
+                before = try await NamespaceClock.quietReading { try await namespaceReading(of: folder.id) }
+            }
             let pass = Int64.random(in: 1...Int64.max)
             let changedLocal = NIOLockedValueBox<[Int64]>([])
             let version: String?
@@ -199,6 +201,7 @@ public final class Provider: Sendable {
                     try await index.markListed(id: folder.id)
                     return true
                 }
+                metrics.listings.increment()
                 version = try await upstream {
                     try await store.listPages(path) { entries in
                         let changed = try await applyPage(entries, of: folder, pass: pass, since: before)
@@ -218,17 +221,23 @@ public final class Provider: Sendable {
                 return true
             } catch is NamespaceChangedWhileListing {
                 // The pages so far stand; the next read lists again.
+                metrics.listingsDiscarded.increment()
                 return true
             }
             do {
                 try await listingApplication.withLock {
-                    guard namespaceClock.undisturbed(since: before) else { return }
+                    guard namespaceClock.undisturbed(since: before) else {
+                        metrics.listingsDiscarded.increment()
+                        return
+                    }
                     cache.remove(try await index.finishListing(folder: folder.id, pass: pass,
                                                                version: trustFolderVersions ? version : nil, namespace: before.shared))
                 }
             } catch is NamespaceChangedWhileListing {
-                // Another instance changed the namespace meanwhile: no sweep;
-                // the pages applied stand, and the next read lists again.
+                // A change reaching the folder ran meanwhile, here or on
+                // another instance: no sweep; the pages applied stand, and
+                // the next read lists again.
+                metrics.listingsDiscarded.increment()
                 return true
             }
             followContentPolicies(changed: changedLocal.withLockedValue { $0 }, in: folder)
@@ -279,16 +288,18 @@ public final class Provider: Sendable {
     }
 
     /// The namespace clock's reading, with the shared index's clock when
-    /// there is one: what a listing refresh takes before asking the upstream.
-    func namespaceReading() async throws -> NamespaceClock.Reading {
-        namespaceClock.read(shared: try await index.namespaceStamp(domain: domain))
+    /// there is one: what a listing refresh of `folder` (nil: of the whole
+    /// domain) takes before asking the upstream.
+    func namespaceReading(of folder: Int64? = nil) async throws -> NamespaceClock.Reading {
+        namespaceClock.read(shared: try await index.namespaceStamp(domain: domain), folder: folder)
     }
 
-    /// Called once the upstream took an upload outside a namespace change
-    /// (which bumps the generation itself), before the index records it.
-    func upstreamChanged() async {
+    /// Called once the upstream took an upload into `folder` outside a
+    /// namespace change (which bumps the generation itself), before the
+    /// index records it. nil: a folder not known, taken as everything.
+    func upstreamChanged(in folder: Int64?) async {
         try? await listingApplication.withLock {
-            namespaceClock.tick()
+            namespaceClock.tick(folder.map { .folder($0) } ?? .everything)
             do {
                 try await index.moveNamespaceClock(domain: domain, .tick)
             } catch {

@@ -29,11 +29,16 @@ final class FaultyStore: UpstreamStore {
     /// The folders listed, in order.
     let listed = NIOLockedValueBox<[ItemPath]>([])
 
+    /// Runs after a listing read the folder and before it answers: what
+    /// happens while the listing is on its way.
+    let afterList = NIOLockedValueBox<(@Sendable (ItemPath) async throws -> Void)?>(nil)
+
     func list(_ folder: ItemPath) async throws -> [UpstreamEntry] {
         listed.withLockedValue { $0.append(folder) }
         try check("list")
         let entries = try await base.list(folder)
         try await Task.sleep(for: listLinger.withLockedValue { $0 })
+        try await afterList.withLockedValue { $0 }?(folder)
         return entries
     }
     /// Set: listings arrive in pages of this many entries, in name order,

@@ -18,37 +18,102 @@ import NIOConcurrencyHelpers
 /// With a shared index, other instances' changes count too: a reading
 /// carries the index's stamp (`NamespaceStamp`), which the index checks
 /// again in the transaction that applies the listing.
+///
+/// Within this process a change may say which folder it touches
+/// (`Scope`): a write of a file and an upload touch only the folder that
+/// holds the name, and a listing of another folder stays valid while they
+/// run. Before scopes, every write and every finished upload anywhere in
+/// the domain threw away every listing in flight, so during a burst of
+/// writes each read of any folder listed it upstream again (issue 14). A
+/// change counts as touching everything until it confines itself, which
+/// it must do before its first effect: a listing checked while the change
+/// touched nothing yet lost nothing by not waiting for it.
 final class NamespaceClock: Sendable {
     /// The change the task runs in (inherited by the tasks it starts, which
     /// may outlive it: a change is matched by its number, not assumed).
     @TaskLocal static var currentChange: UInt64?
 
+    /// What a change or an upload may alter: which folders' listings upstream
+    /// and in the index it can make differ.
+    enum Scope: Equatable, Sendable {
+        case everything
+        /// The members of one folder (by item id): names in it made,
+        /// replaced or gone, nothing above or below.
+        case folder(Int64)
+
+        /// Whether it may alter the listing of `folder` (nil: of any folder).
+        func reaches(_ folder: Int64?) -> Bool {
+            switch self {
+            case .everything: true
+            case .folder(let id): folder == nil || folder == id
+            }
+        }
+    }
+
     struct Reading: Equatable, Sendable {
         fileprivate let generation: UInt64
         fileprivate let quiet: Bool
+        /// The folder whose listing it guards; nil: the whole domain's.
+        fileprivate let folder: Int64?
         /// The shared index's clock when it was taken (nil: no shared index).
         let shared: NamespaceStamp?
-        /// Whether no change (but the reader's own) was running when it was taken.
+        /// Whether no change (but the reader's own) reaching its folder was
+        /// running when it was taken.
         var isQuiet: Bool { quiet }
     }
 
     private struct State {
         var generation: UInt64 = 0
-        var running: Set<UInt64> = []
+        /// The changes running, with what each may alter so far.
+        var running: [UInt64: Scope] = [:]
         var nextChange: UInt64 = 0
+        /// The generation of the last change that reached everything.
+        var everythingChanged: UInt64 = 0
+        /// The generation of the last change of each folder's members.
+        var folderChanged: [Int64: UInt64] = [:]
+
+        /// Records a change, or the end of one, of `scope`.
+        mutating func record(_ scope: Scope) {
+            generation &+= 1
+            switch scope {
+            case .everything:
+                everythingChanged = generation
+            case .folder(let id):
+                // Bounded: past it, forgetting the folders is one change of
+                // everything (a listing in flight lists again, nothing worse).
+                if folderChanged.count >= NamespaceClock.foldersRemembered {
+                    folderChanged.removeAll(keepingCapacity: true)
+                    everythingChanged = generation
+                }
+                folderChanged[id] = generation
+            }
+        }
+
+        /// Whether anything reaching `folder` happened after `generation`
+        /// or is running now (but `own`).
+        func disturbed(_ folder: Int64?, since generation: UInt64, except own: UInt64?) -> Bool {
+            if running.contains(where: { $0.key != own && $0.value.reaches(folder) }) { return true }
+            guard let folder else { return self.generation != generation }
+            return everythingChanged > generation || (folderChanged[folder] ?? 0) > generation
+        }
     }
+
+    /// How many folders' last changes are kept.
+    static let foldersRemembered = 10_000
 
     private let state = NIOLockedValueBox(State())
 
+    /// A reading for a listing of `folder` (nil: of anything in the domain).
     /// `shared`: the shared index's clock, read just before. An odd one is
     /// a change running on some instance; when this task's own change runs,
     /// it is that one (a change holds the domain's turn on every instance).
-    func read(shared: NamespaceStamp? = nil) -> Reading {
+    func read(shared: NamespaceStamp? = nil, folder: Int64? = nil) -> Reading {
         let own = Self.currentChange
         return state.withLockedValue { state in
-            let ownRunning = own.map { state.running.contains($0) } ?? false
+            let ownRunning = own.map { state.running[$0] != nil } ?? false
             let sharedQuiet = !(shared?.changeRunning ?? false) || ownRunning
-            return Reading(generation: state.generation, quiet: sharedQuiet && state.running.allSatisfy { $0 == own }, shared: shared)
+            let localQuiet = !state.running.contains { $0.key != own && $0.value.reaches(folder) }
+            return Reading(generation: state.generation, quiet: sharedQuiet && localQuiet, folder: folder, shared: shared)
         }
     }
 
@@ -64,7 +129,9 @@ final class NamespaceClock: Sendable {
         let deadline = ContinuousClock.now + limit
         var reading = try await read()
         while !reading.isQuiet {
-            guard ContinuousClock.now < deadline else { return Reading(generation: reading.generation, quiet: true, shared: reading.shared) }
+            guard ContinuousClock.now < deadline else {
+                return Reading(generation: reading.generation, quiet: true, folder: reading.folder, shared: reading.shared)
+            }
             try? await Task.sleep(for: .milliseconds(reading.shared == nil ? 10 : 50))
             reading = try await read()
         }
@@ -77,36 +144,49 @@ final class NamespaceClock: Sendable {
         await $currentChange.withValue(nil) { await body() }
     }
 
-    /// Nothing moved the clock since `reading`.
+    /// Nothing moved the clock since `reading`, anywhere in the domain.
     func unchanged(since reading: Reading) -> Bool {
         state.withLockedValue { $0.generation == reading.generation }
     }
 
-    /// Nothing moved the clock since `reading`, and no change was running
-    /// when it was taken: what a listing refresh requires.
+    /// Nothing that reaches the reading's folder happened since it was taken
+    /// or runs now (but the caller's own change), and nothing did when it
+    /// was taken: what a listing refresh requires.
     func undisturbed(since reading: Reading) -> Bool {
-        reading.quiet && unchanged(since: reading)
+        reading.quiet && !state.withLockedValue { $0.disturbed(reading.folder, since: reading.generation, except: Self.currentChange) }
     }
 
-    /// Runs `body` as a namespace change: the clock moves when it starts and when it ends.
+    /// Runs `body` as a namespace change of everything until it confines
+    /// itself (`confine`): the clock moves when it starts and when it ends.
     func change<T>(_ body: () async throws -> T) async rethrows -> T {
         let change = state.withLockedValue { state in
+            // While it runs, `disturbed` sees it among the running; its end
+            // records what it reached by then, which covers its start.
             state.generation &+= 1
             state.nextChange &+= 1
-            state.running.insert(state.nextChange)
+            state.running[state.nextChange] = .everything
             return state.nextChange
         }
         defer {
             state.withLockedValue { state in
-                state.generation &+= 1
-                state.running.remove(change)
+                state.record(state.running.removeValue(forKey: change) ?? .everything)
             }
         }
         return try await Self.$currentChange.withValue(change) { try await body() }
     }
 
-    /// A change that happened at once (an upload the upstream took).
-    func tick() {
-        state.withLockedValue { $0.generation &+= 1 }
+    /// Says that the change the caller runs in alters only `scope` from now
+    /// on, and altered nothing yet: called before its first effect, upstream
+    /// or in the index. Outside a change it does nothing.
+    func confine(to scope: Scope) {
+        guard let own = Self.currentChange else { return }
+        state.withLockedValue { state in
+            if state.running[own] != nil { state.running[own] = scope }
+        }
+    }
+
+    /// A change that happened at once (an upload the upstream took) in `scope`.
+    func tick(_ scope: Scope = .everything) {
+        state.withLockedValue { $0.record(scope) }
     }
 }

@@ -15,6 +15,11 @@ struct ProviderMetrics: Sendable {
     let uploadsPending: Gauge
     let conflicts: Counter
     let upstreamErrors: Counter
+    /// Listing refreshes that read a folder's listing upstream.
+    let listings: Counter
+    /// Of them, those thrown away because a change reaching the folder ran
+    /// meanwhile (`NamespaceClock`): the next read lists again.
+    let listingsDiscarded: Counter
 
     init(domain: String) {
         let labels = [("domain", domain)]
@@ -30,5 +35,7 @@ struct ProviderMetrics: Sendable {
         uploadsPending.record(0)
         conflicts = Counter(label: "davgate_conflicts_total", dimensions: labels)
         upstreamErrors = Counter(label: "davgate_upstream_errors_total", dimensions: labels)
+        listings = Counter(label: "davgate_listings_total", dimensions: labels)
+        listingsDiscarded = Counter(label: "davgate_listings_discarded_total", dimensions: labels)
     }
 }
