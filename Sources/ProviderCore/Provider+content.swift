@@ -65,8 +65,8 @@ extension Provider {
             }
             // Asked now, in parallel with other writers, not under the
             // coordination: see `TargetLook`.
-            let look = try await lookAtTarget(stamped.path)
-            outcome = try await commit(stamped, look: look)
+            let (folder, look) = try await lookAtTarget(stamped.path)
+            outcome = try await commit(stamped, look: look, in: folder)
         } catch {
             if let name = stamped.outbox {
                 // Not when a journal row names it: the commit went through
@@ -83,8 +83,10 @@ extension Provider {
         return outcome
     }
 
-    private func commit(_ request: WriteRequest, look: TargetLook?) async throws -> WriteOutcome {
-        try await mutate {
+    /// `folder`: the id of the folder the index knew at the path before
+    /// the coordination, which the change starts confined to.
+    private func commit(_ request: WriteRequest, look: TargetLook?, in folder: Int64?) async throws -> WriteOutcome {
+        try await mutate(confinedTo: folder.map { .folder($0) } ?? .everything) {
             // An outbox file is the journal's to remove.
             defer { if request.outbox == nil { cache.discard(request.file) } }
             var outcome = try await commitCoordinated(request, look: look)
@@ -105,7 +107,10 @@ extension Provider {
         // Nothing changed yet (the target's resolution only read, or
         // brought the index up to the upstream, as a listing does): from
         // here on, the write alters only its folder's members, and listings
-        // of other folders running meanwhile stay valid.
+        // of other folders running meanwhile stay valid. The folder is the
+        // one the change started confined to, unless the path's folder
+        // changed between the two (a MOVE or DELETE, which counted as a
+        // change of everything).
         namespaceClock.confine(to: .folder(parent.id))
         var existing = target.existing
         if existing?.isFolder == true { throw ProviderError.wrongKind }

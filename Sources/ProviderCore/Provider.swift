@@ -269,9 +269,11 @@ public final class Provider: Sendable {
     /// concurrent listing refreshes discard what they fetched.
     /// With a shared index the change also moves the index's clock, so
     /// other instances' refreshes discard theirs too.
-    func mutate<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    /// `scope`: what the change may alter until it confines itself further
+    /// (`NamespaceClock.confine`); everything unless the caller knows.
+    func mutate<T: Sendable>(confinedTo scope: NamespaceClock.Scope = .everything, _ body: () async throws -> T) async throws -> T {
         try await coordinated {
-            try await namespaceClock.change {
+            try await namespaceClock.change(confinedTo: scope) {
                 try await index.moveNamespaceClock(domain: domain, .changeBegan)
                 let outcome: Result<T, any Error>
                 do { outcome = .success(try await body()) } catch { outcome = .failure(error) }

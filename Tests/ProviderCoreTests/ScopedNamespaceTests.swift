@@ -42,6 +42,22 @@ struct ScopedNamespaceTests {
         #expect(!clock.undisturbed(since: domain))
     }
 
+    @Test("a change started confined to a folder (a write's, to the folder its path had) disturbs no other; moved before its first effect, it reaches the new folder only")
+    func startedConfined() async {
+        let clock = NamespaceClock()
+        let a = clock.read(folder: 1), b = clock.read(folder: 2), c = clock.read(folder: 3)
+        await clock.change(confinedTo: .folder(2)) {
+            #expect(await Self.outside { clock.undisturbed(since: a) })
+            #expect(await !Self.outside { clock.undisturbed(since: b) })
+            clock.confine(to: .folder(3))
+            #expect(await Self.outside { clock.undisturbed(since: b) })
+            #expect(await !Self.outside { clock.undisturbed(since: c) })
+        }
+        #expect(clock.undisturbed(since: a))
+        #expect(clock.undisturbed(since: b))
+        #expect(!clock.undisturbed(since: c))
+    }
+
     @Test("a change that never confines itself disturbs every reading taken before it or while it ran")
     func unconfinedChange() async {
         let clock = NamespaceClock()

@@ -27,7 +27,10 @@ import NIOConcurrencyHelpers
 /// writes each read of any folder listed it upstream again (issue 14). A
 /// change counts as touching everything until it confines itself, which
 /// it must do before its first effect: a listing checked while the change
-/// touched nothing yet lost nothing by not waiting for it.
+/// touched nothing yet lost nothing by not waiting for it. A write starts
+/// confined to the folder the index knew at its path before it waited for
+/// the coordination, so that even the resolution of its target under the
+/// coordination voids no other folder's listing.
 final class NamespaceClock: Sendable {
     /// The change the task runs in (inherited by the tasks it starts, which
     /// may outlive it: a change is matched by its number, not assumed).
@@ -156,15 +159,16 @@ final class NamespaceClock: Sendable {
         reading.quiet && !state.withLockedValue { $0.disturbed(reading.folder, since: reading.generation, except: Self.currentChange) }
     }
 
-    /// Runs `body` as a namespace change of everything until it confines
-    /// itself (`confine`): the clock moves when it starts and when it ends.
-    func change<T>(_ body: () async throws -> T) async rethrows -> T {
+    /// Runs `body` as a namespace change of `scope` (until it confines
+    /// itself further: `confine`): the clock moves when it starts and when
+    /// it ends.
+    func change<T>(confinedTo scope: Scope = .everything, _ body: () async throws -> T) async rethrows -> T {
         let change = state.withLockedValue { state in
             // While it runs, `disturbed` sees it among the running; its end
             // records what it reached by then, which covers its start.
             state.generation &+= 1
             state.nextChange &+= 1
-            state.running[state.nextChange] = .everything
+            state.running[state.nextChange] = scope
             return state.nextChange
         }
         defer {
@@ -177,7 +181,8 @@ final class NamespaceClock: Sendable {
 
     /// Says that the change the caller runs in alters only `scope` from now
     /// on, and altered nothing yet: called before its first effect, upstream
-    /// or in the index. Outside a change it does nothing.
+    /// or in the index (so it may also move a change to another folder
+    /// than it started in). Outside a change it does nothing.
     func confine(to scope: Scope) {
         guard let own = Self.currentChange else { return }
         state.withLockedValue { state in

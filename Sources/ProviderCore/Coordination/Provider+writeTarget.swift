@@ -62,15 +62,23 @@ extension Provider {
         return try await indexed(name, in: folder)
     }
 
-    /// Asks the upstream about a write's name now, outside the domain's
-    /// coordination, when its commit would: the folder known, listed once,
-    /// and stale. nil otherwise (the commit resolves the rest itself).
-    func lookAtTarget(_ path: ItemPath) async throws -> TargetLook? {
-        guard let name = path.last, (try? refuseReserved(path)) != nil else { return nil }
+    /// What a write learns before its commit, outside the domain's
+    /// coordination: the id of the folder the index knows at its path (its
+    /// change starts confined to it, see `NamespaceClock`), and the
+    /// upstream's answer about its name when the commit would ask: the
+    /// folder known, listed once, and stale (nil otherwise: the commit
+    /// resolves the rest itself).
+    func lookAtTarget(_ path: ItemPath) async throws -> (folder: Int64?, look: TargetLook?) {
+        guard let name = path.last, (try? refuseReserved(path)) != nil else { return (nil, nil) }
         let folderPath = Array(path.dropLast())
-        guard let folder = staleListedFolder(try await index.writeChain(domain: domain, path: folderPath), of: path) else { return nil }
+        let chain = try await index.writeChain(domain: domain, path: folderPath)
+        guard let folder = staleListedFolder(chain, of: path) else {
+            let known = chain.count == path.count && chain.last?.isFolder == true ? chain.last?.id : nil
+            return (known, nil)
+        }
         let indexed = try await index.child(of: folder.id, named: name)
-        return TargetLook(folderID: folder.id, name: name, indexed: indexed, answer: try await askUpstream(about: name, in: folder, at: folderPath))
+        return (folder.id, TargetLook(folderID: folder.id, name: name, indexed: indexed,
+                                      answer: try await askUpstream(about: name, in: folder, at: folderPath)))
     }
 
     /// The folder of `path` from its chain, when it is known, was listed
