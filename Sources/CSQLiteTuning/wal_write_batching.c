@@ -50,6 +50,10 @@ struct BatchedFile {
     long long writesMade;
 };
 
+// Statement journals that went to a file, process-wide
+// (`davgate_sqlite_statement_journal_files`).
+static long long statementJournalFiles;
+
 static sqlite3_vfs batchedVFS;
 static sqlite3_vfs *realVFS;
 static sqlite3_io_methods batchedMethods;
@@ -214,6 +218,7 @@ static int batchedOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int 
         return SQLITE_OK;
     }
     file->base.pMethods = &batchedMethods;
+    if (flags & SQLITE_OPEN_SUBJOURNAL) __atomic_fetch_add(&statementJournalFiles, 1, __ATOMIC_RELAXED);
     if ((flags & SQLITE_OPEN_WAL) && name) {
         BatchedFile *database = (BatchedFile *)sqlite3_database_file_object(name);
         if (database && database->base.pMethods == &batchedMethods) {
@@ -285,4 +290,8 @@ int davgate_sqlite_log_writes(sqlite3 *db, long long *asked, long long *made) {
     *asked = log->writesAsked;
     *made = log->writesMade;
     return SQLITE_OK;
+}
+
+long long davgate_sqlite_statement_journal_files(void) {
+    return __atomic_load_n(&statementJournalFiles, __ATOMIC_RELAXED);
 }

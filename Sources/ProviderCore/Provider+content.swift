@@ -89,7 +89,7 @@ extension Provider {
         try await mutate(confinedTo: folder.map { .folder($0) } ?? .everything) {
             // An outbox file is the journal's to remove.
             defer { if request.outbox == nil { cache.discard(request.file) } }
-            var outcome = try await commitCoordinated(request, look: look)
+            var outcome = try await commitCoordinated(request, look: look, startedIn: folder)
             if var lock = request.lock, outcome.conflictCopy == nil {
                 lock.itemID = outcome.item.id
                 try await index.insertLock(lock, ancestry: try await index.ancestry(of: lock.itemID))
@@ -99,18 +99,16 @@ extension Provider {
         }
     }
 
-    /// The commit of a write, under the domain's coordination (`commit`).
-    private func commitCoordinated(_ request: WriteRequest, look: TargetLook?) async throws -> WriteOutcome {
+    /// The commit of a write, under the domain's coordination (`commit`),
+    /// in a change that started confined to `startedIn`.
+    private func commitCoordinated(_ request: WriteRequest, look: TargetLook?, startedIn: Int64?) async throws -> WriteOutcome {
         let path = request.path
-        let target = try await writeTarget(path, look: look)
+        let target = try await writeTarget(path, look: look, startedIn: startedIn)
         let parent = target.folder
         // Nothing changed yet (the target's resolution only read, or
         // brought the index up to the upstream, as a listing does): from
         // here on, the write alters only its folder's members, and listings
-        // of other folders running meanwhile stay valid. The folder is the
-        // one the change started confined to, unless the path's folder
-        // changed between the two (a MOVE or DELETE, which counted as a
-        // change of everything).
+        // of other folders running meanwhile stay valid.
         namespaceClock.confine(to: .folder(parent.id))
         var existing = target.existing
         if existing?.isFolder == true { throw ProviderError.wrongKind }

@@ -175,6 +175,65 @@ struct ScopedNamespaceTests {
         }
     }
 
+    @Test("a PUT's change is confined from its start: a listing of another folder completed while the PUT resolves its target (listing its own folder) is applied")
+    func confinedWhileResolving() async throws {
+        let f = try await Fixture(ttl: 0, writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
+        defer { f.cleanUp() }
+        try await Self.twoFolders(f)
+        // A known as a folder and never listed: the PUT's commit lists it,
+        // under the coordination, before it knows its target.
+        try FileManager.default.createDirectory(at: f.upstream.appendingPathComponent("C"), withIntermediateDirectories: true)
+        try await f.provider.refreshIfStale(try await f.provider.root())
+        let c = try #require(try await f.provider.item(at: ["C"]))
+        #expect(c.listedAt == nil)
+        let b = try #require(try await f.provider.item(at: ["B"]))
+        let (provider, ran) = (f.provider, NIOLockedFlag())
+        f.store.afterList.withLockedValue {
+            $0 = { folder in
+                guard folder == ["C"], ran.set() else { return }
+                _ = try await Task.detached { try await provider.refreshIfStale(b) }.value
+            }
+        }
+        _ = try await f.put("ours", at: ["C", "put.txt"])
+        #expect(ran.isSet, "B was listed while the PUT resolved its target")
+        let after = try #require(try await f.provider.index.item(id: b.id))
+        #expect((after.listedAt != b.listedAt) == !Self.sharedClockIsWhole)
+        #expect(try await f.provider.children(of: after).map(\.name).contains("new.txt") == !Self.sharedClockIsWhole)
+    }
+
+    @Test("a PUT whose folder changed before its turn counts as a change of everything while it resolves its target")
+    func startedInAnotherFolder() async throws {
+        let f = try await Fixture(ttl: 60, writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
+        defer { f.cleanUp() }
+        try await Self.twoFolders(f)
+        let (clock, provider) = (f.provider.namespaceClock, f.provider)
+        let a = try #require(try await f.provider.item(at: ["A"]))
+        let b = try #require(try await f.provider.item(at: ["B"]))
+        try await clock.change(confinedTo: .folder(b.id)) {
+            #expect(await Self.outside { clock.read(folder: a.id).isQuiet })
+            // Started in B (its path's folder then); A's now.
+            _ = try await provider.writeTarget(["A", "x.txt"], look: nil, startedIn: b.id)
+            #expect(await !Self.outside { clock.read(folder: a.id).isQuiet }, "widened to everything")
+        }
+        try await clock.change(confinedTo: .folder(a.id)) {
+            _ = try await provider.writeTarget(["A", "x.txt"], look: nil, startedIn: a.id)
+            #expect(await Self.outside { clock.read(folder: b.id).isQuiet }, "the same folder: still confined")
+        }
+    }
+
+    @Test("a refresh keeps a folder gone upstream while a write waits for upload below it", .disabled(if: TestIndex.usesPostgres, "a shared index refuses write-back"))
+    func sweepKeepsWaitingWrites() async throws {
+        let f = try await Fixture(ttl: 0, writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
+        defer { f.cleanUp() }
+        try await Self.twoFolders(f)
+        let written = try await f.put("ours", at: ["A", "put.txt"])
+        try FileManager.default.removeItem(at: f.upstream.appendingPathComponent("A"))
+        try await f.provider.refreshIfStale(try await f.provider.root())
+        #expect(try await f.provider.index.item(id: written.id)?.dirty == true, "the answered write is still here")
+        #expect(try await f.provider.index.pendingUploads(domain: "files") == 1)
+        #expect(try await f.provider.item(at: ["B"]) != nil)
+    }
+
     @Test("a DELETE elsewhere while a folder is listed still stops the listing: it is not confined")
     func deleteElsewhere() async throws {
         let f = try await Fixture(ttl: 0, writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))

@@ -32,16 +32,22 @@ extension Provider {
     }
 
     /// A commit's target (`checkingUpstream`), with what `lookAtTarget`
-    /// asked before the coordination.
-    func writeTarget(_ path: ItemPath, look: TargetLook?) async throws -> WriteTarget {
-        try await resolveTarget(path, checkingUpstream: true, look: look)
+    /// asked before the coordination, in a change that started confined to
+    /// the folder `startedIn` (`lookAtTarget`'s).
+    func writeTarget(_ path: ItemPath, look: TargetLook?, startedIn: Int64?) async throws -> WriteTarget {
+        try await resolveTarget(path, checkingUpstream: true, look: look, startedIn: startedIn)
     }
 
-    private func resolveTarget(_ path: ItemPath, checkingUpstream: Bool, look: TargetLook?) async throws -> WriteTarget {
+    private func resolveTarget(_ path: ItemPath, checkingUpstream: Bool, look: TargetLook?, startedIn: Int64? = nil) async throws -> WriteTarget {
         guard let name = path.last else { throw ProviderError.wrongKind }
         try refuseReserved(path)
         let folderPath = Array(path.dropLast())
         let chain = try await index.writeChain(domain: domain, path: folderPath)
+        // The path's folder is another than the change started confined to
+        // (a MOVE or DELETE came between): what is resolved next may touch
+        // any folder's rows, so the change counts as everything until the
+        // commit confines it again.
+        if let startedIn, chain.count != path.count || chain.last?.id != startedIn { namespaceClock.confine(to: .everything) }
         // Every folder on the way fresh: what `item(at:)` would answer from
         // the same chain, without reading it a second time (a small PUT
         // resolves its target twice, before its body and at its commit).

@@ -368,15 +368,27 @@ extension SQLiteIndex {
     }
 
     /// Removes the members `pass` did not see (but what waits to be
-    /// uploaded) and records the folder as listed now.
+    /// uploaded, itself or below it) and records the folder as listed now.
     private static func sweep(_ db: Database, folder: Int64, pass: Int64, version: String?) throws -> [Int64] {
         var stale: [Int64] = []
         let unseen = try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE parent_id = ? AND seen IS NOT ?").items([folder, pass])
         for item in unseen where !item.dirty {
+            // A folder gone upstream with writes waiting below it stays: its
+            // journal rows would go with it (a cascade), and an answered
+            // write with them. Their uploads then fail and are reported.
+            if item.isFolder, try Self.holdsWaitingWrites(db, folder: item.id) { continue }
             stale.append(contentsOf: try Self.deleteSubtree(db, id: item.id))
         }
         try db.cachedStatement(sql: "UPDATE item SET listed_at = ?, listed_version = ? WHERE id = ?").execute(arguments: [Date().timeIntervalSince1970, version, folder])
         return stale
+    }
+
+    /// Whether a journal row names anything below `folder`.
+    private static func holdsWaitingWrites(_ db: Database, folder: Int64) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: """
+            WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
+            SELECT EXISTS (SELECT 1 FROM journal WHERE item_id IN (SELECT id FROM sub))
+            """), arguments: [folder]) ?? false
     }
 
     /// Deletes an item and everything below it (properties and locks go by

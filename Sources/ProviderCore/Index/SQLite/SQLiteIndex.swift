@@ -52,12 +52,20 @@ final class SQLiteIndex: IndexStore {
     }
 
     /// Before the first database is opened (see sqlite_tuning.h): no memory
-    /// statistics, and each commit's log frames written in one write(2)
-    /// rather than two per frame (wal_write_batching.c).
+    /// statistics, statement journals in memory up to `statementJournalSpill`,
+    /// and each commit's log frames written in one write(2) rather than two
+    /// per frame (wal_write_batching.c).
     private static let tuned: Void = {
         _ = davgate_sqlite_disable_memory_statistics()
+        _ = davgate_sqlite_statement_journal_spill(Int32(statementJournalSpill))
         _ = davgate_sqlite_batch_log_writes()
     }()
+
+    /// Past this, a statement journal goes to a temporary file: a bound on
+    /// the memory of a statement that changes thousands of pages (the
+    /// DELETE of a folder of 100,000), far above what a listing's page or a
+    /// write needs.
+    static let statementJournalSpill = 8 << 20
 
     /// Opens (and migrates) the database at `file`.
     /// - Parameter readCacheLifetime: how long the read caches may serve an
