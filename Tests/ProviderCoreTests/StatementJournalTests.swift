@@ -7,8 +7,7 @@ import Testing
 /// statement journal, to undo that statement alone. SQLite moves it to a
 /// temporary file in /var/tmp past 64 KiB by default: a cold listing of
 /// 10,000 files then made 51,880 pwrite(2) calls on the system disk
-/// (issue 14). davgate keeps them in memory up to
-/// `SQLiteIndex.statementJournalSpill`.
+/// (issue 14). davgate keeps them in memory (`PRAGMA temp_store`).
 @Suite("Statement journals stay in memory")
 struct StatementJournalTests {
     @Test("a listing of 10,000 new files, the same listing again and its sweep send no statement journal to a file")

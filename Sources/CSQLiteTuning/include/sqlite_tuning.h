@@ -8,15 +8,6 @@
 /// returns SQLite's result code (SQLITE_MISUSE when it was too late).
 int davgate_sqlite_disable_memory_statistics(void);
 
-/// How large a statement journal (the pages a statement inside a
-/// transaction changed, kept to undo that statement alone) grows in memory
-/// before SQLite moves it to a temporary file. SQLite's default, 64 KiB,
-/// sent a cold listing's transaction of 10,000 new rows to a file in
-/// /var/tmp: 51,880 pwrite(2) calls on the system disk for one listing
-/// (issue 14). Must run before SQLite is initialised; returns SQLite's
-/// result code.
-int davgate_sqlite_statement_journal_spill(int bytes);
-
 typedef struct sqlite3 sqlite3;
 
 /// Makes the default VFS one that gathers each transaction's writes to the
@@ -31,7 +22,8 @@ int davgate_sqlite_batch_log_writes(void);
 int davgate_sqlite_log_writes(sqlite3 *db, long long *asked, long long *made);
 
 /// For the tests: how many statement journals went to a temporary file in
-/// this process, through the batching VFS (`davgate_sqlite_statement_journal_spill`).
+/// this process, through the batching VFS (`PRAGMA temp_store` keeps them
+/// in memory).
 long long davgate_sqlite_statement_journal_files(void);
 
 #endif
