@@ -301,7 +301,7 @@ public final class Provider: Sendable {
     /// index records it. nil: a folder not known, taken as everything.
     func upstreamChanged(in folder: Int64?) async {
         try? await listingApplication.withLock {
-            namespaceClock.tick(folder.map { .folder($0) } ?? .everything)
+            namespaceClock.tick(.members(of: folder))
             do {
                 try await index.moveNamespaceClock(domain: domain, .tick)
             } catch {

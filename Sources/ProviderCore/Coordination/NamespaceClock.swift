@@ -44,6 +44,11 @@ final class NamespaceClock: Sendable {
         /// replaced or gone, nothing above or below.
         case folder(Int64)
 
+        /// The members of `folder`; everything when the folder is not known.
+        static func members(of folder: Int64?) -> Scope {
+            folder.map { .folder($0) } ?? .everything
+        }
+
         /// Whether it may alter the listing of `folder` (nil: of any folder).
         func reaches(_ folder: Int64?) -> Bool {
             switch self {
