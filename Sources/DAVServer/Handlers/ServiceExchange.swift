@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import ProviderCore
+import UTCDates
 
 /// davgate's own pages under `/.davgate/` (no domain can be named so: domain
 /// names never start with a dot): `metrics` in Prometheus' text format,
@@ -101,7 +102,7 @@ public struct ServerStatus: Codable, Sendable {
     /// The coders of the JSON form: ISO 8601 dates, snake_case keys.
     public static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .utcISO8601
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return encoder
@@ -109,7 +110,7 @@ public struct ServerStatus: Codable, Sendable {
 
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        decoder.dateDecodingStrategy = .utcISO8601
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return decoder
     }
