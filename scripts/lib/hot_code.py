@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""The two steps of scripts/hot-code that are not shell: a profiling link
+of the release binary, and the order file written from its profile.
+
+    hot_code.py profile-link LINK-LOG WORK OUT
+        Reads the gold command line of the release build's link from
+        LINK-LOG (the output of `swift build -v` that relinked the binary),
+        copies every object and Swift static library it links into WORK
+        with each function section aligned to a page of its own (objcopy),
+        and links OUT from the copies, without debug information, with its
+        link map in OUT.map.
+
+    hot_code.py order BINARY PAGES OUT
+        BINARY is such a profiling binary and PAGES the file offsets (hex,
+        one per line) of its pages that a run under scripts/lib/touched-code.c
+        touched. Writes OUT: the name of every function section that ran
+        (from BINARY.map), in the order of the binary, for gold's
+        --section-ordering-file. Code outside sections of its own (the
+        Swift runtime's and Foundation's C and C++ parts, some of the
+        standard library) cannot be ordered and is left out.
+
+Why a profiling binary: the kernel maps up to 64 KiB of a file around each
+page a process touches (fault-around), and in a normal layout a page holds
+dozens of functions, so neither a resident page nor a touched one says which
+function ran. With every function on pages of its own, a touched page names
+exactly one.
+"""
+import concurrent.futures
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+
+def gold_arguments(link_log):
+    """The arguments gold got, from the response file `swift build -v` echoes."""
+    lines = open(link_log, encoding="utf-8", errors="replace").read().splitlines()
+    for index, line in enumerate(lines):
+        if line.strip() == "Arguments passed via response file:" and index + 1 < len(lines):
+            return shlex.split(lines[index + 1])
+    sys.exit(f"hot_code.py: no gold response file in {link_log}; was the binary relinked with -v?")
+
+
+def align_copy(source, destination):
+    """Copies an object or archive with every .text.* section page-aligned."""
+    os.makedirs(os.path.dirname(destination), exist_ok=True)
+    subprocess.run(["objcopy", "--set-section-alignment", ".text.*=4096", source, destination], check=True)
+    return destination
+
+
+def profile_link(link_log, work, out):
+    arguments = gold_arguments(link_log)
+    copies = {}
+    rewritten = []
+    for argument in arguments:
+        if argument.endswith(".o") and os.path.isfile(argument):
+            copies[argument] = os.path.join(work, "objects", str(len(copies)) + ".o")
+            rewritten.append(copies[argument])
+        elif argument.startswith("-L") and "swift_static" in argument:
+            # The Swift runtime and Foundation, linked in by -lswiftCore and the rest.
+            library_folder = argument[2:]
+            aligned_folder = os.path.join(work, "swift_static")
+            for name in os.listdir(library_folder):
+                if name.endswith(".a"):
+                    copies[os.path.join(library_folder, name)] = os.path.join(aligned_folder, name)
+            rewritten.append("-L" + aligned_folder)
+        elif argument.startswith("--section-ordering-file"):
+            continue
+        else:
+            rewritten.append(argument)
+    try:
+        output_index = rewritten.index("-o") + 1
+    except ValueError:
+        sys.exit("hot_code.py: the gold command line has no -o")
+    rewritten[output_index] = out
+    print(f"hot_code.py: aligning {len(copies)} objects and libraries", file=sys.stderr)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        list(pool.map(lambda pair: align_copy(*pair), copies.items()))
+    subprocess.run(["ld.gold", "--strip-debug", "-Map", out + ".map", *rewritten], check=True)
+    print(f"hot_code.py: linked {out} ({os.path.getsize(out) // 1048576} MiB)", file=sys.stderr)
+
+
+def text_section(binary):
+    """(virtual address, file offset, size) of .text."""
+    out = subprocess.run(["readelf", "-SW", binary], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        m = re.match(r"\s*\[\s*\d+\]\s+\.text\s+\S+\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)", line)
+        if m:
+            return tuple(int(g, 16) for g in m.groups())
+    sys.exit(f"hot_code.py: {binary} has no .text section")
+
+
+def text_input_sections(link_map):
+    """(address, size, name) of every input section gold put in .text, from its -Map."""
+    inside, pending = False, None
+    with open(link_map, encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            if not inside:
+                inside = line.startswith(".text ")
+                continue
+            if line.startswith("."):
+                return                                  # the next output section
+            one_line = re.match(r"^ (\.text\S*)\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s", line)
+            if one_line:
+                yield int(one_line.group(2), 16), int(one_line.group(3), 16), one_line.group(1)
+                pending = None
+                continue
+            name_only = re.match(r"^ (\.text\S*)\s*$", line)
+            if name_only:
+                pending = name_only.group(1)
+                continue
+            placed = re.match(r"^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+\S", line)
+            if placed and pending:
+                yield int(placed.group(1), 16), int(placed.group(2), 16), pending
+                pending = None
+
+
+def order(binary, pages_path, out_path):
+    address, offset, size = text_section(binary)
+    touched = set()
+    with open(pages_path) as pages:
+        for line in pages:
+            file_offset = int(line.split()[0], 16)
+            if offset <= file_offset + 4095 and file_offset < offset + size:
+                touched.add((file_offset - offset + address) // 4096)
+    names, ran_bytes, seen = [], 0, set()
+    for start, length, name in sorted(text_input_sections(binary + ".map")):
+        if name == ".text" or not length or name in seen:
+            continue
+        if any(page in touched for page in range(start // 4096, (start + length - 1) // 4096 + 1)):
+            seen.add(name)
+            names.append(name)
+            ran_bytes += length
+    if not names:
+        sys.exit("hot_code.py: no function of the profile ran; was PAGES taken from this binary?")
+    with open(out_path, "w") as out:
+        out.write("".join(f"{name}\n" for name in names))
+    print(f"hot_code.py: {len(names)} function sections ran, {ran_bytes // 1024} KiB of code "
+          f"(.text is {size // 1048576} MiB in the profiling binary)", file=sys.stderr)
+
+
+def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "profile-link":
+        profile_link(*sys.argv[2:5])
+    elif len(sys.argv) == 5 and sys.argv[1] == "order":
+        order(*sys.argv[2:5])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
