@@ -43,11 +43,8 @@ let package = Package(
         // Durable files: atomic replacement, private reads, stamps, locks; Foundation and libc only.
         .target(name: "DurableFiles", swiftSettings: swiftSettings),
 
-        // UTC dates by hand (HTTP dates, ISO 8601, the JSON dates of davgate's files): no Calendar, so no ICU.
-        .target(name: "UTCDates", swiftSettings: swiftSettings),
-
         // Layer 1: pure WebDAV (RFC 4918) values, parsers and renderers; no I/O.
-        .target(name: "DAVProtocol", dependencies: ["DAVXML", "UTCDates"], swiftSettings: swiftSettings),
+        .target(name: "DAVProtocol", dependencies: ["DAVXML"], swiftSettings: swiftSettings),
 
         // Layer 1': the File Provider analog; knows nothing about HTTP.
         // sqlite3_config, variadic in C, for the index's one setting Swift cannot make.
@@ -55,7 +52,7 @@ let package = Package(
         .target(
             name: "ProviderCore",
             dependencies: [
-                "DurableFiles", "CSQLiteTuning", "UTCDates",
+                "DurableFiles", "CSQLiteTuning",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's own API, for the item lookups read straight from a statement's columns (ItemColumns.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -97,7 +94,7 @@ let package = Package(
         .target(
             name: "Users",
             dependencies: [
-                "DurableFiles", "UTCDates",
+                "DurableFiles",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -109,7 +106,7 @@ let package = Package(
         .target(
             name: "Vault",
             dependencies: [
-                "DurableFiles", "UTCDates",
+                "DurableFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
@@ -120,7 +117,7 @@ let package = Package(
         .target(
             name: "DAVServer",
             dependencies: [
-                "DAVProtocol", "ProviderCore", "Users", "UTCDates",
+                "DAVProtocol", "ProviderCore", "Users",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -183,7 +180,6 @@ let package = Package(
         .testTarget(name: "ServiceRuntimeTests", dependencies: ["ServiceRuntime", "DavgateTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"], swiftSettings: swiftSettings),
         .testTarget(name: "DAVProtocolTests", dependencies: ["DAVProtocol"], swiftSettings: swiftSettings),
-        .testTarget(name: "UTCDatesTests", dependencies: ["UTCDates"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ProviderCoreTests",
             dependencies: [

@@ -2,7 +2,6 @@ import CoreMetrics
 import Logging
 import Foundation
 import NIOConcurrencyHelpers
-import UTCDates
 
 /// Content writes: durable, conditional uploads (`itemChanged`), with
 /// keep-both conflict handling.
@@ -191,10 +190,11 @@ extension Provider {
     /// the whole would not fit in `maxBytes`: a conflict copy the upstream
     /// cannot hold would lose the very edit it exists to keep.
     public static func conflictName(for name: String, at date: Date, maxBytes: Int = .max) -> String {
-        // `2026-11-22T09:30:15Z` -> `2026-11-22 093015`
-        let iso = ISO8601.string(date)
-        let stamp = iso.prefix(while: { $0 != "T" }) + " "
-            + iso.drop(while: { $0 != "T" }).dropFirst().filter { $0 != ":" && $0 != "Z" }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func two(_ n: Int?) -> String { String(format: "%02d", n ?? 0) }
+        let stamp = "\(c.year ?? 0)-\(two(c.month))-\(two(c.day)) \(two(c.hour))\(two(c.minute))\(two(c.second))"
         var stem = Substring(name), ext = Substring("")
         if let dot = name.lastIndex(of: "."), dot != name.startIndex {
             stem = name[..<dot]

@@ -1,5 +1,4 @@
 import Foundation
-import UTCDates
 
 /// The on-disk form of the users file, `users.json`:
 /// `{"version":1,"users":[{"name":"admin","bcrypt":"$2b$12$...","created":"ISO8601"}]}`.
@@ -20,7 +19,7 @@ struct UsersFile: Codable {
 
     static func decode(_ data: Data, file: URL) throws(UserStoreError) -> [String: Entry] {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .utcISO8601
+        decoder.dateDecodingStrategy = .iso8601
         let decoded: UsersFile
         do {
             decoded = try decoder.decode(UsersFile.self, from: data)
@@ -44,7 +43,7 @@ struct UsersFile: Codable {
 
     static func encode(_ users: [String: Entry]) throws(UserStoreError) -> Data {
         let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .utcISO8601
+        encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let file = UsersFile(version: currentVersion, users: users.values.sorted { $0.name < $1.name })
         do {

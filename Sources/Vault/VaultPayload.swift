@@ -1,6 +1,5 @@
 import DurableFiles
 import Foundation
-import UTCDates
 
 /// The plaintext inside the ciphertext: the entries as JSON,
 /// `{"entries":[{"service":…,"account":…,"group":…,"label":…,"secret":"<base64>","created":"<ISO 8601>","modified":"<ISO 8601>"}]}`.
@@ -29,7 +28,7 @@ struct VaultPayload: Codable {
                    created: entry.created, modified: entry.modified)
         }
         let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .utcISO8601
+        encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {
             return try encoder.encode(VaultPayload(entries: stored))
@@ -42,7 +41,7 @@ struct VaultPayload: Codable {
     /// writer bug, still reported as a damaged vault rather than a crash.
     static func decode(_ plaintext: Data, path: String) throws(VaultError) -> [VaultEntry] {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .utcISO8601
+        decoder.dateDecodingStrategy = .iso8601
         guard let payload = try? decoder.decode(VaultPayload.self, from: plaintext) else {
             throw .wrongKeyOrDamaged(path: path)
         }

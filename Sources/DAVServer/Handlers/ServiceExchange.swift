@@ -5,7 +5,6 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import ProviderCore
-import UTCDates
 
 /// davgate's own pages under `/.davgate/` (no domain can be named so: domain
 /// names never start with a dot): `metrics` in Prometheus' text format,
@@ -102,7 +101,7 @@ public struct ServerStatus: Codable, Sendable {
     /// The coders of the JSON form: ISO 8601 dates, snake_case keys.
     public static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .utcISO8601
+        encoder.dateEncodingStrategy = .iso8601
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return encoder
@@ -110,7 +109,7 @@ public struct ServerStatus: Codable, Sendable {
 
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .utcISO8601
+        decoder.dateDecodingStrategy = .iso8601
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return decoder
     }

@@ -2,7 +2,6 @@ import DAVProtocol
 import DAVXML
 import Foundation
 import ProviderCore
-import UTCDates
 
 /// The HTML of the browser listing: one self-contained page (inline style,
 /// no scripts, nothing fetched from elsewhere), written in pieces so a big
@@ -91,8 +90,8 @@ enum BrowserPage {
     }
 
     static func shortDate(_ date: Date) -> String {
-        // `2026-11-22T09:30:15Z` -> `2026-11-22 09:30 UTC`
-        let stamp = ISO8601.string(date)
-        return stamp.prefix(while: { $0 != "T" }) + " " + stamp.drop(while: { $0 != "T" }).dropFirst().prefix(5) + " UTC"
+        let c = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: date)
+        func two(_ n: Int?) -> String { String(format: "%02d", n ?? 0) }
+        return "\(c.year ?? 0)-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)) UTC"
     }
 }
