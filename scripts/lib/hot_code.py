@@ -19,6 +19,12 @@ of the release binary, and the order file written from its profile.
         Swift runtime's and Foundation's C and C++ parts, some of the
         standard library) cannot be ordered and is left out.
 
+    hot_code.py check BINARY ORDER
+        Fails unless the functions ORDER names lie together in BINARY (the
+        middle 90% of them within twice their size), as gold puts them when
+        it took the order: a toolchain whose names no longer match, or a
+        build without the flags, would leave them spread over the binary.
+
 Why a profiling binary: the kernel maps up to 64 KiB of a file around each
 page a process touches (fault-around), and in a normal layout a page holds
 dozens of functions, so neither a resident page nor a touched one says which
@@ -140,11 +146,40 @@ def order(binary, pages_path, out_path):
           f"(.text is {size // 1048576} MiB in the profiling binary)", file=sys.stderr)
 
 
+def check(binary, order_path):
+    wanted = set()
+    with open(order_path) as order_file:
+        for line in order_file:
+            name = line.strip()
+            # Sections named after their function; .text.unlikely.* and the like are not.
+            if name.startswith(".text.") and not name.startswith((".text.unlikely.", ".text.startup.", ".text.hot.")):
+                wanted.add(name[len(".text."):])
+    out = subprocess.run(["nm", "-S", "--defined-only", binary], capture_output=True, text=True, check=True).stdout
+    placed = sorted((int(fields[0], 16), int(fields[1], 16))
+                    for fields in (line.split() for line in out.splitlines())
+                    if len(fields) == 4 and fields[3] in wanted)
+    if len(placed) < len(wanted) // 2:
+        sys.exit(f"hot_code.py: only {len(placed)} of the {len(wanted)} functions of {order_path} are in {binary}; "
+                 "run scripts/hot-code to write the order again")
+    size = sum(length for _, length in placed)
+    skip = len(placed) // 20
+    middle = placed[skip:len(placed) - skip]
+    span = middle[-1][0] + middle[-1][1] - middle[0][0]
+    if span > 2 * size:
+        sys.exit(f"hot_code.py: the functions of {order_path} are spread over {span // 1024} KiB of {binary}, "
+                 f"not together ({size // 1024} KiB): gold did not take the order (the build's flags, or names "
+                 "the toolchain no longer makes; run scripts/hot-code)")
+    print(f"hot_code.py: {len(placed)} functions of the order lie together, {span // 1024} KiB for "
+          f"{size // 1024} KiB of code", file=sys.stderr)
+
+
 def main():
     if len(sys.argv) == 5 and sys.argv[1] == "profile-link":
         profile_link(*sys.argv[2:5])
     elif len(sys.argv) == 5 and sys.argv[1] == "order":
         order(*sys.argv[2:5])
+    elif len(sys.argv) == 4 and sys.argv[1] == "check":
+        check(*sys.argv[2:4])
     else:
         sys.exit(__doc__)
 

@@ -70,6 +70,13 @@ package_build() {
     package_say "built $PACKAGE_BINARY in $((SECONDS - started)) s"
 }
 
+# package_verify_hot_code BINARY: refuses a binary whose code is not in
+# HOT_CODE_ORDER's order (scripts/lib/hot_code.py check says why).
+package_verify_hot_code() {
+    python3 scripts/lib/hot_code.py check "$1" "$HOT_CODE_ORDER" ||
+        package_fail "$1 is not laid out hot code first (see above)"
+}
+
 # package_verify_static BINARY: refuses a binary that still loads the Swift
 # toolchain's libraries (libswiftCore.so, libFoundation.so...), which do not
 # exist where the package is installed.
