@@ -31,6 +31,10 @@ start() {
     port=$(sed -n 's|.*davgate listening on https://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$dir/stdout.log")
     password=${password:-$(sed -n "s|.*Created user 'admin' with password: ||p" "$dir/stdout.log")}
     url=https://127.0.0.1:$port/files
+    # A profile of refusals would order the wrong code.
+    [ -n "$port" ] && [ -n "$password" ] &&
+        curl -s -f -o /dev/null --cacert "$dir/certs/davgate.pem" -u "admin:$password" -X PROPFIND -H 'Depth: 0' "$url/" ||
+        { cat "$dir/stdout.log" "$dir/stderr.log" >&2; echo "hot-code-exercise: davgate does not answer as admin" >&2; exit 1; }
 }
 
 # The pages of BINARY resident in the running process, appended to PAGES.
@@ -44,6 +48,8 @@ with open(f"/proc/{pid}/pagemap", "rb") as pagemap:
         if len(fields) < 6 or fields[5] != binary:
             continue
         low, high = (int(x, 16) for x in fields[0].split("-"))
+        if "x" in fields[1] and high - low > 4096:
+            sys.exit("hot-code-exercise: the code is not split into pages (was touched-code.so loaded?)")
         pagemap.seek(low // 4096 * 8)
         entries = pagemap.read((high - low) // 4096 * 8)
         for i in range((high - low) // 4096):

@@ -122,6 +122,17 @@ def text_input_sections(link_map):
                 pending = None
 
 
+def orderable(section):
+    """Whether gold can place a section by its name: not an object's one
+    `.text`. Names that many objects share (`.text..Lobjectdestroy`,
+    `.text..L__unnamed_1`, `.text.unlikely.`, `.text.startup`) are kept,
+    though each brings every object's section of that name along: among
+    them are the destroy functions of the classes a server allocates, and
+    without them the package binary's code resident after the profile's
+    requests was 38.7 MiB instead of 32.1."""
+    return section != ".text"
+
+
 def order(binary, pages_path, out_path):
     address, offset, size = text_section(binary)
     touched = set()
@@ -132,7 +143,7 @@ def order(binary, pages_path, out_path):
                 touched.add((file_offset - offset + address) // 4096)
     names, ran_bytes, seen = [], 0, set()
     for start, length, name in sorted(text_input_sections(binary + ".map")):
-        if name == ".text" or not length or name in seen:
+        if not length or name in seen or not orderable(name):
             continue
         if any(page in touched for page in range(start // 4096, (start + length - 1) // 4096 + 1)):
             seen.add(name)
@@ -158,7 +169,7 @@ def check(binary, order_path):
     placed = sorted((int(fields[0], 16), int(fields[1], 16))
                     for fields in (line.split() for line in out.splitlines())
                     if len(fields) == 4 and fields[3] in wanted)
-    if len(placed) < len(wanted) // 2:
+    if not wanted or len(placed) < len(wanted) // 2:
         sys.exit(f"hot_code.py: only {len(placed)} of the {len(wanted)} functions of {order_path} are in {binary}; "
                  "run scripts/hot-code to write the order again")
     size = sum(length for _, length in placed)

@@ -63,6 +63,8 @@ package_build_verbose() { swift build -v "${PACKAGE_BUILD_ARGUMENTS[@]}"; }
 package_build() {
     package_say "building the release binary (swift build -c release --static-swift-stdlib; the first build takes 15-35 minutes on 2 cores)..."
     local started=$SECONDS
+    # SwiftPM relinks when the flags change, not when the order file does.
+    if [ "$HOT_CODE_ORDER" -nt "$PACKAGE_BINARY" ]; then rm -f "$PACKAGE_BINARY"; fi
     # Every hundredth step of the build's progress, and all else it says.
     swift build "${PACKAGE_BUILD_ARGUMENTS[@]}" 2>&1 |
         awk '!/^\[[0-9]+\/[0-9]+\]/ || /^\[[0-9]*00\// { print; fflush() }' ||

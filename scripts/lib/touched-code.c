@@ -9,6 +9,7 @@
 // Needs vm.max_map_count above one area per page of code.
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -34,8 +35,9 @@ __attribute__((constructor)) static void split_code_mappings(void) {
     for (int i = 0; i < count; i++)
         for (unsigned long page = starts[i] + 4096; page < ends[i]; page += 2 * 4096)
             if (madvise((void *)page, 4096, MADV_RANDOM) != 0) {
+                // A half-split profile would name neighbours as code that ran.
                 perror("touched-code: madvise (raise vm.max_map_count)");
-                return;
+                abort();
             }
     for (int i = 0; i < count; i++) madvise((void *)starts[i], ends[i] - starts[i], MADV_DONTNEED);
 }
