@@ -40,12 +40,21 @@ import sys
 
 
 def gold_arguments(link_log):
-    """The arguments gold got, from the response file `swift build -v` echoes."""
+    """The arguments gold got for davgate's link, from `swift build -v`'s output:
+    echoed from clang's response file when the command line is long, else
+    the command line itself (the manifest's own link is skipped)."""
     lines = open(link_log, encoding="utf-8", errors="replace").read().splitlines()
     for index, line in enumerate(lines):
         if line.strip() == "Arguments passed via response file:" and index + 1 < len(lines):
-            return shlex.split(lines[index + 1])
-    sys.exit(f"hot_code.py: no gold response file in {link_log}; was the binary relinked with -v?")
+            arguments = shlex.split(lines[index + 1])
+        elif line.lstrip().startswith('"/usr/bin/ld.gold" ') and "@" not in line.split()[1]:
+            arguments = shlex.split(line)[1:]
+        else:
+            continue
+        if "-o" in arguments and arguments[arguments.index("-o") + 1].endswith("/davgate"):
+            return arguments
+    sys.exit(f"hot_code.py: no link of davgate in {link_log}; SwiftPM did not relink it "
+             "(remove .build-release/release/davgate and run again)")
 
 
 def align_copy(source, destination):
