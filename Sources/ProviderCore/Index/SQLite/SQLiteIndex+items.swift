@@ -383,10 +383,14 @@ extension SQLiteIndex {
         return stale
     }
 
+    /// `sub(id)`: the item bound to its `?` and everything below it, the
+    /// head of every query of a subtree.
+    static let subtree = "WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)"
+
     /// Whether a journal row names anything below `folder`.
     private static func holdsWaitingWrites(_ db: Database, folder: Int64) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: """
-            WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
+            \(Self.subtree)
             SELECT EXISTS (SELECT 1 FROM journal WHERE item_id IN (SELECT id FROM sub))
             """), arguments: [folder]) ?? false
     }
@@ -399,7 +403,7 @@ extension SQLiteIndex {
 
     static func deleteSubtree(_ db: Database, id: Int64) throws -> [Int64] {
         let ids = try Int64.fetchAll(db.cachedStatement(sql: """
-            WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
+            \(Self.subtree)
             SELECT id FROM sub
             """), arguments: [id])
         try db.cachedStatement(sql: "DELETE FROM item WHERE id = ?").execute(arguments: [id])
@@ -412,7 +416,7 @@ extension SQLiteIndex {
     func move(id: Int64, to parent: Int64, name: String, entry: UpstreamEntry) async throws -> Item {
         try await write { db in
             try db.cachedStatement(sql: """
-                WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
+                \(Self.subtree)
                 DELETE FROM lock WHERE item_id IN (SELECT id FROM sub)
                 """).execute(arguments: [id])
             try db.cachedStatement(sql: "UPDATE item SET parent_id = ?, name = ?, modified = ? WHERE id = ?").execute(arguments: [parent, name, entry.modified.timeIntervalSince1970, id])

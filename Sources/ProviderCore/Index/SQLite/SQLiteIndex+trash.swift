@@ -52,7 +52,7 @@ extension SQLiteIndex {
     func bytesBelow(_ id: Int64) async throws -> Int64 {
         try await pool.read { db in
             try Int64.fetchOne(db.cachedStatement(sql: """
-                WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
+                \(Self.subtree)
                 SELECT COALESCE(SUM(size), 0) FROM item WHERE id IN (SELECT id FROM sub) AND is_folder = 0
                 """), arguments: [id]) ?? 0
         }
