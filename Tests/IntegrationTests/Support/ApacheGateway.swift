@@ -55,14 +55,13 @@ struct ApacheGateway {
     /// `curl` against davgate, for what AsyncHTTPClient hides: time to first
     /// byte and a transfer cut short. Returns curl's exit status, the bytes
     /// received and curl's `-w` report. Waits on a thread of its own (see
-    /// `onOwnThread`). The body is written to `output` as it arrives (watch it grow), or to
-    /// a temporary file. `ended` is when curl exited, taken on the thread
-    /// that waited for it (a busy test runner cannot delay it).
-    func curl(_ path: String, output: URL? = nil, report: String = "%{time_starttransfer} %{time_total}") async throws -> (status: Int32, body: Data, report: String, ended: Date) {
+    /// `onOwnThread`). The body is written to `output` as it arrives (watch it
+    /// grow), or to a temporary file.
+    func curl(_ path: String, output: URL? = nil, report: String = "%{time_starttransfer} %{time_total}") async throws -> (status: Int32, body: Data, report: String) {
         try await onOwnThread { try runCurl(path, output: output, report: report) }
     }
 
-    private func runCurl(_ path: String, output given: URL?, report: String) throws -> (status: Int32, body: Data, report: String, ended: Date) {
+    private func runCurl(_ path: String, output given: URL?, report: String) throws -> (status: Int32, body: Data, report: String) {
         let output = given ?? FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
         let process = Process()
@@ -74,11 +73,8 @@ struct ApacheGateway {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let written = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        // curl's output ends when curl does: the moment of the end, before
-        // whatever latency waiting for the exit status adds.
-        let ended = Date()
         process.waitUntilExit()
-        return (process.terminationStatus, (try? Data(contentsOf: output)) ?? Data(), written, ended)
+        return (process.terminationStatus, (try? Data(contentsOf: output)) ?? Data(), written)
     }
 }
 
