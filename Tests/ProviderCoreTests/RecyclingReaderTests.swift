@@ -3,8 +3,9 @@ import NIOCore
 @testable import ProviderCore
 import Testing
 
-/// Large reads for a stream go into the buffer it sent two chunks before,
-/// once nothing else holds it; a buffer still held keeps its bytes.
+/// Large reads for a stream go into the buffer it sent two (or
+/// `reuseAfter`) chunks before, once nothing else holds it; a buffer still
+/// held keeps its bytes.
 @Suite("recycled read buffers")
 struct RecyclingReaderTests {
     /// A file of `count` bytes, each its offset modulo 251 (no chunk
@@ -47,6 +48,33 @@ struct RecyclingReaderTests {
         #expect(reader.recycled == 5)
         for n in 0..<(addresses.count - 2) {
             #expect(addresses[n + 2] == addresses[n], "chunk \(n + 2) has storage of its own")
+        }
+    }
+
+    @Test("reuseAfter 3, as a GET's body reads with two chunks waiting for the connection: each read goes into the chunk three before, never into one of the last two")
+    func reusesThirdBefore() async throws {
+        let chunk = 256 * 1024
+        let (url, fd, bytes) = try makeFile(7 * chunk)
+        defer { close(fd); try? FileManager.default.removeItem(at: url) }
+        var reader = RecyclingReader(cachedInPlaceFirst: true, reuseAfter: 3)
+        var received: [UInt8] = []
+        var addresses: [UInt?] = []
+        // The last two chunks are still held (queued for the connection)
+        // when the next is read.
+        var held: [ByteBuffer] = []
+        for n in 0..<7 {
+            let piece = try await reader.read(fd, at: Int64(n * chunk), count: chunk) { Failed(code: $0) }
+            received += piece.readableBytesView
+            addresses.append(address(piece))
+            held.append(piece)
+            if held.count > 2 { held.removeFirst() }
+        }
+        #expect(received == bytes)
+        #expect(reader.recycled == 4, "chunks 3 to 6 went into the storage of the chunk three before")
+        #expect(reader.cachedInPlace == 4, "and were read in place: the stream kept up")
+        for n in 0..<4 {
+            #expect(addresses[n + 3] == addresses[n])
+            #expect(addresses[n + 3] != addresses[n + 1] && addresses[n + 3] != addresses[n + 2])
         }
     }
 

@@ -3,6 +3,7 @@ import DAVXML
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import Logging
 import ProviderCore
 
@@ -48,7 +49,7 @@ extension DAVExchange {
         guard let source, let range else {
             return Response(status: status, headers: fields)
         }
-        return Response(status: status, headers: fields, body: try source.body(range: range, holding: lease))
+        return Response(status: status, headers: fields, body: try source.body(range: range, holding: lease, connection: context.channel.eventLoop))
     }
 
     /// Opens the bytes to serve and tells the item and size they belong to:
@@ -99,12 +100,13 @@ extension DAVExchange {
         case download(Download)
 
         /// `lease` lives as long as the body reads the file.
-        func body(range: ClosedRange<Int64>, holding lease: ReadLease) throws -> ResponseBody {
+        func body(range: ClosedRange<Int64>, holding lease: ReadLease, connection: any EventLoop) throws -> ResponseBody {
             switch self {
             case .file(let file):
-                return try file.body(range: range, holding: lease)
+                return try file.body(range: range, holding: lease, connection: connection)
             case .download(let download):
-                return FileDescriptor.body(range: range, complete: false, open: { FileDescriptor(try download.openForReading()) },
+                return FileDescriptor.body(range: range, complete: false, connection: connection,
+                                           open: { FileDescriptor(try download.openForReading()) },
                                            available: { _ = lease; return try await download.bytes(upTo: $0) })
             }
         }

@@ -101,9 +101,7 @@ struct VersionsExchange {
         let open = try OpenFile(path: file.path)
         fields[.contentLength] = String(open.size)
         guard open.size > 0 else { return Response(status: .ok, headers: fields, body: .init()) }
-        let descriptor = open.descriptor, size = open.size
-        return Response(status: .ok, headers: fields,
-                        body: FileDescriptor.body(range: 0...(size - 1), complete: true, open: { descriptor }, available: { _ in size }))
+        return Response(status: .ok, headers: fields, body: try open.body(range: Int64(0)...(open.size - 1), connection: context.channel.eventLoop))
     }
 
     /// Destination: the file itself or another path in the domain.

@@ -76,20 +76,26 @@ final class FileDescriptor: Sendable {
 
     /// Streams `range` of the file; `available(end)` waits until the file is
     /// written up to `end` (it may still grow, for a download in flight),
-    /// returns how far it is, and throws when the writer failed. Back
-    /// pressure from the writer keeps memory at one 256 KiB chunk in flight.
-    /// Chunks are read into recycled buffers (`RecyclingReader`).
+    /// returns how far it is, and throws when the writer failed. The
+    /// connection paces the reads: at most two 256 KiB chunks wait for its
+    /// event loop (`WritesInFlight`), beside what its channel holds until the
+    /// client takes it. Chunks are read into recycled buffers
+    /// (`RecyclingReader`).
     static let chunkSize: Int64 = 256 * 1024
 
     /// `complete`: the file is whole on disk (`available` answers at once),
-    /// so its chunks may be read in place from the page cache.
-    static func body(range: ClosedRange<Int64>, complete: Bool, open: @escaping @Sendable () throws -> FileDescriptor,
+    /// so its chunks may be read in place from the page cache. `connection`:
+    /// the event loop of the client's channel.
+    static func body(range: ClosedRange<Int64>, complete: Bool, connection: any EventLoop,
+                     open: @escaping @Sendable () throws -> FileDescriptor,
                      available: @escaping @Sendable (Int64) async throws -> Int64) -> ResponseBody {
         ResponseBody(contentLength: range.count) { writer in
+            let inFlight = WritesInFlight(on: connection)
             var file: FileDescriptor?
             var offset = range.lowerBound
             let end = range.upperBound + 1
-            var reader = RecyclingReader(cachedInPlaceFirst: complete)
+            // Two chunks may wait for the connection: the third before is free.
+            var reader = RecyclingReader(cachedInPlaceFirst: complete, reuseAfter: 3)
             while offset < end {
                 let ready = min(try await available(min(offset + chunkSize, end)), end)
                 guard ready > offset else {
@@ -105,7 +111,7 @@ final class FileDescriptor: Sendable {
                     }
                     offset += Int64(chunk.readableBytes)
                     ServerMetrics.bytesSent.increment(by: chunk.readableBytes)
-                    try await writer.write(chunk)
+                    try await inFlight.write(chunk, to: &writer)
                 }
             }
             try await writer.finish(nil)

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Hummingbird
+import NIOCore
 import ProviderCore
 
 #if canImport(Glibc)
@@ -30,8 +31,9 @@ struct OpenFile: Sendable {
 
     /// `lease` (a reader's hold on the content) lives as long as the body
     /// reads the file: until its last byte, or, for a small body read
-    /// whole here, until it is read.
-    func body(range: ClosedRange<Int64>, holding lease: ReadLease) throws -> ResponseBody {
+    /// whole here, until it is read. `connection`: the event loop of the
+    /// client's channel, which paces a streamed body.
+    func body(range: ClosedRange<Int64>, holding lease: ReadLease? = nil, connection: any EventLoop) throws -> ResponseBody {
         let descriptor = self.descriptor, size = self.size
         if range.count <= Self.wholeBodyLimit {
             let bytes = try withExtendedLifetime(lease) { try descriptor.readNow(at: range.lowerBound, count: Int(range.count)) }
@@ -39,6 +41,7 @@ struct OpenFile: Sendable {
             ServerMetrics.bytesSent.increment(by: bytes.readableBytes)
             return ResponseBody(byteBuffer: bytes)
         }
-        return FileDescriptor.body(range: range, complete: true, open: { descriptor }, available: { _ in withExtendedLifetime(lease) { size } })
+        return FileDescriptor.body(range: range, complete: true, connection: connection, open: { descriptor },
+                                   available: { _ in withExtendedLifetime(lease) { size } })
     }
 }

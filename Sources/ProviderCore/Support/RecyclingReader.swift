@@ -5,7 +5,7 @@ import Glibc
 
 /// Reads a file in large chunks for a stream that sends them on (a GET's
 /// body, an upload's request body), each into the buffer the stream sent
-/// two chunks before, which the connection has let go of by then.
+/// `reuseAfter` chunks before, which the connection has let go of by then.
 ///
 /// Why: a new buffer per chunk of this size can be a fresh mmap (blocks
 /// of 1 MiB and more always are, see `limitAllocatorRetention` in davgate;
@@ -20,8 +20,10 @@ public struct RecyclingReader: Sendable {
     /// of a few KiB costs less than the two thread switches of a hop.
     public static let inPlaceLimit = 64 * 1024
 
-    private var sentLast: ByteBuffer?
-    private var sentBefore: ByteBuffer?
+    /// The chunks sent, the latest last; the first is read into next once
+    /// there are `reuseAfter` of them.
+    private var sent: [ByteBuffer] = []
+    private let reuseAfter: Int
     /// How many reads went into a recycled buffer (for the tests).
     private(set) var recycled = 0
     /// How many large reads the page cache answered in place (for the tests).
@@ -30,12 +32,17 @@ public struct RecyclingReader: Sendable {
     /// Whether large reads may be copied in place from the page cache.
     private let cachedInPlaceFirst: Bool
 
-    /// - Parameter cachedInPlaceFirst: for a file complete on disk. Reading
-    ///   in place a file a download is still writing made the gateway's cold
-    ///   1 GiB reads 0.86 and 0.93 of rclone's rate in two runs, against
-    ///   1.08 and 1.01 through the pool (`scripts/bench --lazy`, issue 14).
-    public init(cachedInPlaceFirst: Bool = false) {
+    /// - Parameters:
+    ///   - cachedInPlaceFirst: for a file complete on disk. Reading in place
+    ///     a file a download is still writing made the gateway's cold 1 GiB
+    ///     reads 0.86 and 0.93 of rclone's rate in two runs, against 1.08
+    ///     and 1.01 through the pool (`scripts/bench --lazy`, issue 14).
+    ///   - reuseAfter: how many chunks the stream may hold on its way out
+    ///     (a GET's body lets two wait for its connection, `WritesInFlight`
+    ///     in DAVServer, so it reads into the third before).
+    public init(cachedInPlaceFirst: Bool = false, reuseAfter: Int = 2) {
         self.cachedInPlaceFirst = cachedInPlaceFirst
+        self.reuseAfter = max(1, reuseAfter)
     }
 
     /// Up to `count` bytes of `fd` at `offset` (fewer at the end of the
@@ -57,11 +64,12 @@ public struct RecyclingReader: Sendable {
         if count <= Self.inPlaceLimit {
             chunk = try Self.read(fd, at: offset, count: count, failure: failure)
         } else {
-            var spare = sentBefore.take()
+            var spare = sent.count < reuseAfter ? nil : sent.removeFirst()
             let storage = spare.map(Self.storage)
-            // Cleared, the chunk sent two reads ago keeps its storage only
-            // if the connection has let go of it, encrypted and sent: then
-            // the connection keeps up, and this read may be done in place.
+            // Cleared, the chunk sent `reuseAfter` reads ago keeps its
+            // storage only if the connection has let go of it, encrypted and
+            // sent: then the connection keeps up, and this read may be done
+            // in place.
             // Otherwise the hop to the pool paces this reader, as it paced
             // every read before: read in place whatever the connection's
             // state, a reader ran ahead of it and two 1 GiB GETs peaked at
@@ -84,8 +92,8 @@ public struct RecyclingReader: Sendable {
                 chunk = handoff.take() ?? ByteBuffer()
             }
             if storage != nil, Self.storage(of: chunk) == storage { recycled += 1 }
+            sent.append(chunk)
         }
-        (sentBefore, sentLast) = (sentLast, chunk)
         return chunk
     }
 
