@@ -97,14 +97,18 @@ wait_for_port() {
 mbps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f", b / s / 1e6 }'; }
 
 # ------------------------------------------------------- build (release)
-# Builds davgate in release mode into .build-bench, from the working tree or,
-# with REV, from a clean export of that commit in .build-bench-src (kept for
-# incremental builds). Sets DAVGATE_BIN.
+# Builds the binary the Debian package installs (scripts/lib/package.sh's
+# package_build: static, laid out hot code first), so that the bench measures
+# what users run: from the working tree into .build-release, shared with
+# scripts/package, or, with REV, from a clean export of that commit in
+# .build-bench-src (kept for incremental builds) into .build-bench. Sets
+# DAVGATE_BIN.
 build_davgate() {
-    local source="$REPO" commit
+    local source="$REPO" scratch=.build-release commit
     if [[ -n "$REV" ]]; then
         # Package.resolved is not in git, so the working tree's pins come along.
         source="$REPO/.build-bench-src"
+        scratch="$REPO/.build-bench"
         commit=$(git -C "$REPO" rev-parse --verify "$REV^{commit}") || die "no revision $REV"
         if [[ "$(cat "$source/.bench-commit" 2>/dev/null)" != "$commit" ]]; then
             rm -rf "$source"; mkdir -p "$source"
@@ -112,17 +116,18 @@ build_davgate() {
             if [[ -f "$REPO/Package.resolved" ]]; then cp "$REPO/Package.resolved" "$source/"; fi
             echo "$commit" > "$source/.bench-commit"
         fi
+        [[ -f "$source/scripts/lib/hot-code.order" ]] || die "revision $REV has no scripts/lib/hot-code.order to lay out its code with; bench a later one"
     fi
-    say "Building davgate (release, .build-bench) from ${REV:+revision $(git -C "$REPO" rev-parse --short "$REV") of }$source"
+    say "Building davgate (the package's release build, $scratch) from ${REV:+revision $(git -C "$REPO" rev-parse --short "$REV") of }$source"
     local log="$REPO/.build-bench/bench-build.log"
     mkdir -p "$REPO/.build-bench"
-    if ! swift build -c release --package-path "$source" --scratch-path "$REPO/.build-bench" \
-            --product davgate > "$log" 2>&1; then
+    # package.sh's paths are relative to the source it builds.
+    if ! (cd "$source" && PACKAGE_SCRATCH=$scratch && source "$REPO/scripts/lib/package.sh" && package_build) > "$log" 2>&1; then
         grep -E 'error:' "$log" | sort -u | head -n 20 >&2
         die "build failed (log: $log); with others editing Sources/, try --rev HEAD"
     fi
     tail -n 1 "$log" >&2
-    DAVGATE_BIN="$REPO/.build-bench/release/davgate"
+    case "$scratch" in /*) DAVGATE_BIN="$scratch/release/davgate" ;; *) DAVGATE_BIN="$source/$scratch/release/davgate" ;; esac
     [[ -x "$DAVGATE_BIN" ]] || die "no binary at $DAVGATE_BIN"
 }
 

@@ -3,8 +3,8 @@
 # Functions print progress on standard error and fail with what to do.
 
 # Where the release build lives: apart from the debug .build/ of scripts/test,
-# so neither rebuilds the other's products.
-PACKAGE_SCRATCH=.build-release
+# so neither rebuilds the other's products (scripts/bench --rev sets another).
+PACKAGE_SCRATCH=${PACKAGE_SCRATCH:-.build-release}
 PACKAGE_BINARY=$PACKAGE_SCRATCH/release/davgate
 PACKAGE_MAINTAINER=${DAVGATE_MAINTAINER:-"davgate maintainers <maintainers@users.noreply.a-seed-63e62a18.example>"}
 
