@@ -502,6 +502,9 @@ stop_rss_samplers() {
     RSS_SAMPLERS=()
 }
 vm_hwm() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$1/status"; }
+# rss_parts PID: what the process's resident set is made of now: its heap
+# and stacks (RssAnon) and the pages of mapped files, its code (RssFile).
+rss_parts() { awk '/^RssAnon:/ { a = $2 } /^RssFile:/ { f = $2 } END { printf "heap %.1f MiB, mapped files %.1f MiB", a / 1024, f / 1024 }' "/proc/$1/status"; }
 # reset_hwm PID: the kernel's high-water mark starts again from the current
 # RSS (clear_refs 5, as root), so VmHWM covers only what follows.
 reset_hwm() { echo 5 > "/proc/$1/clear_refs" 2>/dev/null || note "cannot reset VmHWM of $1 (not root?): it covers the whole run"; }
