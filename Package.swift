@@ -136,9 +136,13 @@ let package = Package(
         ),
 
         // Layer 3: configuration, first-start set-up and the command line.
+        // glibc's mallinfo2 and /proc/self/statm, for the heap's slack
+        // (ServiceRuntime/HeapSlack.swift); malloc.h is not in the Glibc module.
+        .target(name: "CHeapStatistics"),
         .target(
             name: "ServiceRuntime",
             dependencies: [
+                "CHeapStatistics",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

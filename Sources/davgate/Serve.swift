@@ -112,7 +112,8 @@ struct Serve: AsyncParsableCommand {
             index.releaseMemory()
             QuietMemoryRelease.trimHeap()
         }
-        var services: [any Service] = [uploader, DomainLoop.eagerRefresh(ordered), DomainLoop.hourlyExpiry(ordered), quiet]
+        var services: [any Service] = [uploader, DomainLoop.eagerRefresh(ordered), DomainLoop.hourlyExpiry(ordered), quiet,
+                                       HeapSlackRelease()]
         let heartbeat = index.isShared ? InstanceHeartbeat(index: index, scheme: scheme, host: host, providers: ordered, logger: logger) : nil
         if let heartbeat {
             services.append(heartbeat)
