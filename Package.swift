@@ -203,7 +203,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "DAVServerTests", dependencies: ["DAVServer", "DavgateTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "DAVServerTests", dependencies: ["DAVServer", "DavgateTestSupport", .product(name: "NIOPosix", package: "swift-nio")],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "UsersTests", dependencies: ["Users"], swiftSettings: swiftSettings),
         .testTarget(name: "VaultTests", dependencies: ["Vault", "DavgateTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "GatewaySetupTests", dependencies: ["GatewaySetup", "ProviderCore"], swiftSettings: swiftSettings),

@@ -12,11 +12,12 @@ import CHeapStatistics
 /// put the peak over 48 MiB.
 public struct HeapSlack: Sendable {
     /// The resident anonymous memory that no allocation holds: the free
-    /// heap's touched pages, and stacks and the like, which stay. 0 where
-    /// it cannot be told (not glibc, no /proc).
-    public static func measure() -> Int {
+    /// heap's touched pages, and stacks and the like, which stay. nil where
+    /// it cannot be told (not glibc, no /proc), so that a failed reading
+    /// never becomes a floor.
+    public static func measure() -> Int? {
         let resident = Int(davgate_resident_anonymous()), inUse = Int(davgate_heap_in_use())
-        guard resident > 0, inUse > 0 else { return 0 }
+        guard resident > 0, inUse > 0 else { return nil }
         return max(0, resident - inUse)
     }
 

@@ -29,11 +29,12 @@ public struct QuietMemoryRelease: Service, CustomStringConvertible {
         }
     }
 
-    /// glibc's `malloc_trim(0)`: the free memory of every arena, at its top
-    /// and in whole free pages within, back to the kernel.
-    public static func trimHeap() {
+    /// glibc's `malloc_trim`: the free memory of every arena, at its top
+    /// (but `keepingTop` bytes) and in whole free pages within, back to the
+    /// kernel.
+    public static func trimHeap(keepingTop: Int = 0) {
         #if os(Linux)
-        _ = glibcMallocTrim(0)
+        _ = glibcMallocTrim(keepingTop)
         #endif
     }
 

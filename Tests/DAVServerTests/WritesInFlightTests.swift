@@ -41,10 +41,13 @@ import Testing
                 handedOver.withLockedValue { $0 += 1 }
             }
         }
-        // Give the body every chance to run ahead of the blocked loop.
-        for _ in 0..<50 where handedOver.withLockedValue({ $0 }) < 3 {
+        // Two chunks are handed over (however long a busy machine takes);
+        // then the body has every chance to run ahead of the blocked loop.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while handedOver.withLockedValue({ $0 }) < 2, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
+        try await Task.sleep(for: .milliseconds(200))
         #expect(handedOver.withLockedValue { $0 } == 2, "two chunks queued on the busy loop, the third waits")
         #expect(inFlight.queued == 2)
         #expect(channel.withLockedValue { $0.isEmpty })

@@ -42,11 +42,11 @@ struct LazyFetchTests {
             try g.writeUpstream("video.bin", content)
             let mark = g.apache.accessLines.count
             let partial = FileManager.default.temporaryDirectory.appendingPathComponent("video-\(UUID().uuidString)")
-            let first = Task { try await g.curl("/lazy/video.bin", output: partial) }
             // Streamed: when curl's first bytes are on disk, Apache has not yet
             // logged the GET it is still sending (it logs a request at its
-            // end). A causal check, watched from a thread of its own, so that
-            // a busy machine cannot turn it into a race of clocks.
+            // end). A causal check, watched from a thread of its own (started
+            // before curl), so that a busy machine cannot turn it into a race
+            // of clocks.
             let apache = g.apache
             let upstreamDoneAtFirstBytes = Task {
                 try await onOwnThread { () -> [String]? in
@@ -58,6 +58,7 @@ struct LazyFetchTests {
                     return nil
                 }
             }
+            let first = Task { try await g.curl("/lazy/video.bin", output: partial) }
             try await Task.sleep(for: .milliseconds(700))
             try await withThrowingTaskGroup(of: DAVClient.Reply.self) { group in
                 for _ in 0..<7 { group.addTask { try await g.client.send("GET", "/lazy/video.bin") } }

@@ -19,25 +19,34 @@ import Testing
         #expect(after == [false, true])
     }
 
-    @Test("freeing 24 MiB of small blocks below one still held raises the measured slack; a trim gives it back")
+    @Test("freeing 24 MiB of small blocks below one still held raises the measured slack; a trim gives it back",
+          .enabled(if: HeapSlack.measure() != nil, "no mallinfo2 or /proc/self/statm here"))
     func measuresFreedMemory() throws {
-        let count = 6_144, size = 4_096
-        var blocks: [UnsafeMutableRawPointer] = []
-        for _ in 0..<count {
-            let block = try #require(malloc(size))
-            memset(block, 1, size)      // resident
-            blocks.append(block)
+        // The measure is the whole process's, and other tests allocate
+        // meanwhile: the best of three tries, with wide margins.
+        var best: (rise: Int, fall: Int, text: String) = (0, 0, "")
+        for _ in 0..<3 where best.rise <= 12 << 20 || best.fall <= 12 << 20 {
+            let count = 6_144, size = 4_096
+            var blocks: [UnsafeMutableRawPointer] = []
+            for _ in 0..<count {
+                let block = try #require(malloc(size))
+                memset(block, 1, size)      // resident
+                blocks.append(block)
+            }
+            let held = try #require(malloc(size))   // keeps the freed blocks off the heap's top
+            let before = try #require(HeapSlack.measure())
+            for block in blocks { free(block) }
+            let freed = try #require(HeapSlack.measure())
+            QuietMemoryRelease.trimHeap()
+            let trimmed = try #require(HeapSlack.measure())
+            free(held)
+            if freed - before > best.rise || freed - trimmed > best.fall {
+                best = (freed - before, freed - trimmed,
+                        "slack \(before >> 10) KiB before the frees, \(freed >> 10) KiB after, \(trimmed >> 10) KiB after the trim")
+            }
         }
-        let held = try #require(malloc(size))   // keeps the freed blocks off the heap's top
-        let before = HeapSlack.measure()
-        for block in blocks { free(block) }
-        let freed = HeapSlack.measure()
-        QuietMemoryRelease.trimHeap()
-        let trimmed = HeapSlack.measure()
-        free(held)
-        // Other tests allocate meanwhile: wide margins.
-        #expect(freed - before > 12 << 20, "slack \(before >> 10) KiB before the frees, \(freed >> 10) KiB after")
-        #expect(freed - trimmed > 12 << 20, "slack \(freed >> 10) KiB before the trim, \(trimmed >> 10) KiB after")
+        #expect(best.rise > 12 << 20, "\(best.text)")
+        #expect(best.fall > 12 << 20, "\(best.text)")
     }
 
     /// The service: trims once the slack has grown past the limit, not
@@ -57,7 +66,8 @@ import Testing
         // The service has read its first floor, 1 MiB.
         try await waitUntil { looks.withLockedValue { $0 } >= 1 }
         slack.withLockedValue { $0 = 5 << 20 }
-        try await waitUntil { looks.withLockedValue { $0 } >= 10 }
+        let atFive = looks.withLockedValue { $0 }
+        try await waitUntil { looks.withLockedValue { $0 } >= atFive + 10 }
         #expect(trims.withLockedValue { $0 } == 0, "4 MiB above the floor: no trim")
         slack.withLockedValue { $0 = 9 << 20 }
         try await waitUntil { trims.withLockedValue { $0 } >= 1 }

@@ -16,7 +16,8 @@ import NIOCore
 ///
 /// A waiting body is not cancellable and needs none: what it waits for is a
 /// task already queued on the loop, which runs whether the client stayed
-/// or left.
+/// or left (a loop that was shut down drops it, but the server's loops
+/// live as long as the process). One writer per instance: one body.
 final class WritesInFlight: Sendable {
     private struct State: Sendable {
         var queued = 0
@@ -60,6 +61,7 @@ final class WritesInFlight: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLockedValue { state -> Bool in
                 if state.admit(limit: limit) { return true }
+                precondition(state.waiter == nil, "one body writes through a WritesInFlight")
                 state.waiter = continuation
                 return false
             }
