@@ -77,16 +77,4 @@ import Testing
         running.cancel()
         try await running.value
     }
-
-    /// Polls `condition` every 5 ms, for up to 30 s.
-    private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-    }
 }
