@@ -8,9 +8,9 @@ import NIOCore
 /// Why: Hummingbird's body writer waits only while the channel is not
 /// writable, and a chunk written from off the event loop counts towards
 /// that only once the loop has run the task that writes it. A reader of
-/// cached pages outruns a loop busy encrypting: 1 GiB GETs of the package
-/// binary held 34-52 MiB of chunks in the loop's queue, where the bench's
-/// build held 9-11 (issue 14). The loop runs its tasks in the order they
+/// cached pages outruns a loop busy encrypting: in 1 GiB GETs the package
+/// binary's heap rose to 34-52 MiB with chunks queued so, the dynamically
+/// linked build's to 9-11 (issue 14); the package binary's to 9.9-11.6 since. The loop runs its tasks in the order they
 /// were queued, so a task queued after a chunk's write runs once that chunk
 /// has reached the channel, where writability counts it.
 ///
