@@ -10,9 +10,10 @@ import NIOCore
 /// that only once the loop has run the task that writes it. A reader of
 /// cached pages outruns a loop busy encrypting: in 1 GiB GETs the package
 /// binary's heap rose to 34-52 MiB with chunks queued so, the dynamically
-/// linked build's to 9-11 (issue 14); the package binary's to 9.9-11.6 since. The loop runs its tasks in the order they
-/// were queued, so a task queued after a chunk's write runs once that chunk
-/// has reached the channel, where writability counts it.
+/// linked build's to 9-11 (issue 14); the package binary's to 9.9-11.6
+/// since. The loop runs its tasks in the order they were queued, so a task
+/// queued after a chunk's write runs once that chunk has reached the
+/// channel, where writability counts it.
 ///
 /// A waiting body is not cancellable and needs none: what it waits for is a
 /// task already queued on the loop, which runs whether the client stayed
