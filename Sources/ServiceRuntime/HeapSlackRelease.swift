@@ -4,9 +4,9 @@ import ServiceLifecycle
 /// Gives the allocator's free memory back while the server stays busy, once
 /// it has grown `limit` beyond what it was (`HeapSlack`). Only the heap:
 /// the index's caches, which requests in flight use, stay until the server
-/// goes quiet (`QuietMemoryRelease`). The trim keeps the 4 MiB at the
-/// heap's top that `limitAllocatorRetention` in davgate keeps free on
-/// purpose for small PUTs, so a steady load is not trimmed again and again.
+/// goes quiet (`QuietMemoryRelease`). The trim keeps the free top the heap
+/// keeps on purpose for small PUTs (`QuietMemoryRelease.keptFreeTop`), so
+/// a steady load is not trimmed again and again.
 ///
 /// Looked at every `period`, off the event loops (which are Swift's
 /// executor here): `mallinfo2` walks the free chunks under the arenas'
@@ -18,11 +18,11 @@ public struct HeapSlackRelease: Service, CustomStringConvertible {
     public let slack: @Sendable () -> Int?
     public let trim: @Sendable () -> Void
 
-    /// 6 MiB: above the 4 MiB kept at the top, so what a trim leaves there
-    /// refilling does not call for the next.
+    /// 6 MiB: above the 4 MiB kept at the top (`keptFreeTop`), so what a
+    /// trim leaves there refilling does not call for the next.
     public init(period: Duration = .milliseconds(500), limit: Int = 6 << 20,
                 slack: @escaping @Sendable () -> Int? = HeapSlack.measure,
-                trim: @escaping @Sendable () -> Void = { QuietMemoryRelease.trimHeap(keepingTop: 4 << 20) }) {
+                trim: @escaping @Sendable () -> Void = { QuietMemoryRelease.trimHeap(keepingTop: QuietMemoryRelease.keptFreeTop) }) {
         self.period = period
         self.limit = limit
         self.slack = slack

@@ -29,6 +29,12 @@ public struct QuietMemoryRelease: Service, CustomStringConvertible {
         }
     }
 
+    /// How much free memory the heap keeps at its top for the next requests:
+    /// the executable sets glibc's trim threshold to it (davgate's
+    /// `limitAllocatorRetention`), and a trim while requests keep coming
+    /// (`HeapSlackRelease`) keeps it too.
+    public static let keptFreeTop = 4 << 20
+
     /// glibc's `malloc_trim`: the free memory of every arena, at its top
     /// (but `keepingTop` bytes) and in whole free pages within, back to the
     /// kernel.

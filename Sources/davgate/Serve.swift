@@ -219,7 +219,7 @@ private func limitAllocatorRetention() {
     #if os(Linux)
     _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 1024 * 1024)
     _ = glibcMallopt(-8 /* M_ARENA_MAX */, 2)
-    _ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, 4 << 20)
+    _ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, Int32(QuietMemoryRelease.keptFreeTop))
     _ = glibcMallopt(-2 /* M_TOP_PAD */, 1 << 20)
     #endif
 }
