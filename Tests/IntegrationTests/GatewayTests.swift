@@ -212,6 +212,39 @@ struct GatewayTests {
         }
     }
 
+    @Test("clients that leave in the middle of large GETs (their chunks waiting on the connection) leave no open file behind, and the file is served whole after")
+    func abandonedLargeGets() async throws {
+        try await withGateway { server, client in
+            let content = Data((0..<(32 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            #expect(try await client.send("PUT", "/files/large.bin", bodyData: content).status == 201)
+            let descriptors = { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/fd").count) ?? -1 }
+            let before = descriptors()
+            // Eight readers at 1 MB/s each give up after a second: their bodies
+            // are waiting for the connection when it goes.
+            try await withThrowingTaskGroup(of: Int32.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        try await onOwnThread {
+                            let curl = Process()
+                            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+                            curl.arguments = ["-sS", "--cacert", server.certificate.path, "-u", "admin:\(server.adminPassword)",
+                                              "--limit-rate", "1M", "--max-time", "1", "-o", "/dev/null", server.baseURL + "/files/large.bin"]
+                            curl.standardError = FileHandle.nullDevice
+                            try curl.run()
+                            curl.waitUntilExit()
+                            return curl.terminationStatus
+                        }
+                    }
+                }
+                for try await status in group { #expect(status == 28, "curl stopped by its --max-time (28), not done: \(status)") }
+            }
+            try await eventually("every abandoned body's file closed (\(before) descriptors before)") { descriptors() <= before }
+            let whole = try await client.send("GET", "/files/large.bin")
+            #expect(whole.status == 200)
+            #expect(whole.body == content)
+        }
+    }
+
     @Test("names with spaces, accents, NFD and percent signs round-trip")
     func names() async throws {
         try await withGateway { _, client in
