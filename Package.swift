@@ -139,10 +139,13 @@ let package = Package(
         // glibc's mallinfo2 and /proc/self/statm, for the heap's slack
         // (ServiceRuntime/HeapSlack.swift); malloc.h is not in the Glibc module.
         .target(name: "CHeapStatistics"),
+        // The binary's own dynamic loader tables, given back after start
+        // (ServiceRuntime/LoaderTables.swift); link.h and elf.h are C.
+        .target(name: "CLoaderTables"),
         .target(
             name: "ServiceRuntime",
             dependencies: [
-                "CHeapStatistics",
+                "CHeapStatistics", "CLoaderTables",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

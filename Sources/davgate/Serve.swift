@@ -26,6 +26,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         limitAllocatorRetention()
+        LoaderTables.release()
         let config = try loadConfig(vaultOptions.config.config)
         let output = LogOutput(level: Logger.Level(rawValue: config.server.logLevel) ?? .info,
                                format: LogFormat(rawValue: config.server.logFormat) ?? .text)
