@@ -10,6 +10,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#ifndef SHT_RELR
+#define SHT_RELR 19
+#endif
+
+/// Larger than any section header table or name table of a real binary:
+/// a bogus header is refused rather than allocated for.
+#define LIMIT ((size_t)1 << 30)
+
 /// The main program's load address and program headers: the first object
 /// dl_iterate_phdr reports.
 struct main_program {
@@ -59,7 +67,7 @@ static int in_read_only_segment(const struct main_program *program, uintptr_t st
 static int is_loader_table(const ElfW(Shdr) *section, const char *name) {
     if (!(section->sh_flags & SHF_ALLOC) || (section->sh_flags & (SHF_WRITE | SHF_EXECINSTR))) return 0;
     switch (section->sh_type) {
-    case SHT_DYNSYM: case SHT_GNU_HASH: case SHT_HASH: case SHT_RELA: case SHT_REL:
+    case SHT_DYNSYM: case SHT_GNU_HASH: case SHT_HASH: case SHT_RELA: case SHT_REL: case SHT_RELR:
     case SHT_GNU_versym: case SHT_GNU_verneed: case SHT_GNU_verdef:
         return 1;
     case SHT_STRTAB:
@@ -71,8 +79,10 @@ static int is_loader_table(const ElfW(Shdr) *section, const char *name) {
 
 /// The link-time span of the loader tables, from the executable's section
 /// headers (not mapped, so read from the file), the pages wholly inside it
-/// and shared with no other loaded section. Returns 0 on success.
-static int table_span(uintptr_t *start, uintptr_t *end) {
+/// and shared with no other loaded section. Returns 0 on success. Refuses
+/// a file whose program headers are not the running program's (started as
+/// `ld.so ./davgate`, /proc/self/exe is the loader).
+static int table_span(const struct main_program *program, uintptr_t *start, uintptr_t *end) {
     int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     int result = -1;
@@ -82,10 +92,20 @@ static int table_span(uintptr_t *start, uintptr_t *end) {
     if (pread(fd, &header, sizeof header, 0) != (ssize_t)sizeof header) goto done;
     if (memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_shentsize != sizeof(ElfW(Shdr))
         || header.e_shnum == 0 || header.e_shstrndx >= header.e_shnum) goto done;
+    if (header.e_phentsize != sizeof(ElfW(Phdr)) || header.e_phnum != program->count) goto done;
+    size_t headers_size = (size_t)header.e_phnum * sizeof(ElfW(Phdr));
+    if (headers_size > LIMIT) goto done;
+    ElfW(Phdr) *headers = malloc(headers_size);
+    if (headers == NULL) goto done;
+    int same = pread(fd, headers, headers_size, (off_t)header.e_phoff) == (ssize_t)headers_size
+        && memcmp(headers, program->headers, headers_size) == 0;
+    free(headers);
+    if (!same) goto done;
     size_t table_size = (size_t)header.e_shnum * sizeof(ElfW(Shdr));
     sections = malloc(table_size);
     if (sections == NULL || pread(fd, sections, table_size, (off_t)header.e_shoff) != (ssize_t)table_size) goto done;
     const ElfW(Shdr) *strings = &sections[header.e_shstrndx];
+    if (strings->sh_type != SHT_STRTAB || strings->sh_size > LIMIT) goto done;
     names = malloc(strings->sh_size + 1);
     if (names == NULL || pread(fd, names, strings->sh_size, (off_t)strings->sh_offset) != (ssize_t)strings->sh_size) goto done;
     names[strings->sh_size] = '\0';
@@ -94,6 +114,7 @@ static int table_span(uintptr_t *start, uintptr_t *end) {
     for (size_t i = 0; i < header.e_shnum; i++) {
         if (sections[i].sh_name >= strings->sh_size) continue;
         if (!is_loader_table(&sections[i], names + sections[i].sh_name)) continue;
+        if (sections[i].sh_size > LIMIT || sections[i].sh_addr > UINTPTR_MAX - LIMIT) goto done;
         if (sections[i].sh_addr < low) low = sections[i].sh_addr;
         if (sections[i].sh_addr + sections[i].sh_size > high) high = sections[i].sh_addr + sections[i].sh_size;
     }
@@ -102,11 +123,14 @@ static int table_span(uintptr_t *start, uintptr_t *end) {
     low = (low + page - 1) & ~(page - 1);
     high &= ~(page - 1);
     // Any other loaded section (the ELF header's page, notes, .init, code)
-    // keeps its pages: the span ends where the first one begins.
+    // keeps its pages: the span ends where the first one begins. (Linkers
+    // put the tables together; one interleaved would cost the part after
+    // it, never a page it shares.)
     for (size_t i = 0; i < header.e_shnum; i++) {
         const ElfW(Shdr) *section = &sections[i];
         if (!(section->sh_flags & SHF_ALLOC) || section->sh_size == 0) continue;
         if (section->sh_name < strings->sh_size && is_loader_table(section, names + section->sh_name)) continue;
+        if (section->sh_addr > UINTPTR_MAX - LIMIT || section->sh_size > LIMIT) goto done;
         uintptr_t from = section->sh_addr & ~(page - 1), to = section->sh_addr + section->sh_size;
         if (to <= low || from >= high) continue;
         if (from <= low) low = (to + page - 1) & ~(page - 1);
@@ -123,12 +147,12 @@ done:
     return result;
 }
 
-struct davgate_loader_tables davgate_loader_tables(void) {
+struct davgate_loader_tables davgate_find_loader_tables(void) {
     struct davgate_loader_tables tables = { NULL, 0 };
     struct main_program program = { 0, NULL, 0, 0 };
     dl_iterate_phdr(first_object, &program);
     uintptr_t start, end;
-    if (!program.found || has_text_relocations(&program) || table_span(&start, &end) != 0) return tables;
+    if (!program.found || has_text_relocations(&program) || table_span(&program, &start, &end) != 0) return tables;
     if (start >= end || !in_read_only_segment(&program, start, end)) return tables;
     tables.start = (void *)(program.bias + start);
     tables.length = end - start;
@@ -136,7 +160,7 @@ struct davgate_loader_tables davgate_loader_tables(void) {
 }
 
 size_t davgate_release_loader_tables(void) {
-    struct davgate_loader_tables tables = davgate_loader_tables();
+    struct davgate_loader_tables tables = davgate_find_loader_tables();
     if (tables.length == 0 || madvise(tables.start, tables.length, MADV_DONTNEED) != 0) return 0;
     return tables.length;
 }

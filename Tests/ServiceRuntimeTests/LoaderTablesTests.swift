@@ -19,30 +19,29 @@ import Testing
         }
     }
 
-    @Test("the test binary's relocations and symbol tables are found, paged out, and read again unchanged, by a symbol lookup too",
+    @Test("the test binary's relocations and symbol tables are found, paged out, and read back unchanged, by a symbol lookup too",
           .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/pagemap"), "no /proc here"))
     func releasesAndRefaults() throws {
         let span = LoaderTables.span
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         // A Swift test binary has thousands of symbols and relocations.
-        #expect(span.count >= 16 * page, "span: \(span.count) bytes")
+        try #require(span.count >= 16 * page, "span: \(span.count) bytes")
         #expect(Int(bitPattern: span.baseAddress) % page == 0 && span.count % page == 0)
 
-        // Read them in, so there is something to give back.
-        var sum: UInt8 = 0
-        for offset in stride(from: 0, to: span.count, by: page) { sum &+= span[offset] }
-        let before = try Self.residentPages(span)
-        #expect(before == span.count / page, "resident before: \(before) of \(span.count / page) (sum \(sum))")
+        // Read in whole (so there is something to give back) and kept.
+        let before = Array(span)
+        let resident = try Self.residentPages(span)
+        #expect(resident == span.count / page, "resident before: \(resident) of \(span.count / page)")
 
         #expect(LoaderTables.release() == span.count)
-        // Other tests run meanwhile and may look a symbol up: nearly none back.
+        // Tests running meanwhile bind functions lazily in this debug build,
+        // and each lookup faults in up to 16 neighbouring pages: most of the
+        // span stays out.
         let after = try Self.residentPages(span)
-        #expect(after * 20 < span.count / page, "resident after: \(after) of \(span.count / page)")
+        #expect(after * 2 < resident, "resident after: \(after) of \(span.count / page)")
 
-        // The bytes are the file's, unchanged: read again, they sum the same.
-        var again: UInt8 = 0
-        for offset in stride(from: 0, to: span.count, by: page) { again &+= span[offset] }
-        #expect(again == sum)
+        // Read again, every byte is the file's as before.
+        #expect(Array(span) == before)
         // A symbol lookup searches the program's own hash table first.
         let program = try #require(dlopen(nil, RTLD_NOW))
         defer { dlclose(program) }
