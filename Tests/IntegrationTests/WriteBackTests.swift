@@ -280,11 +280,18 @@ struct WriteBackTests {
         try await withClient(server) { client in
             #expect(try await client.uploadsDrained(seconds: 60), "the journal drained after the restart")
             #expect(try await client.uploads().failed == 0)
+            // On a failure, what the upstream folder holds (a conflict copy
+            // of the newer write?) and which rounds wrote what.
+            let listing = (try? FileManager.default.contentsOfDirectory(atPath: server.upstream.path))?.sorted() ?? []
             for (path, index) in acknowledged {
                 let upstream = try String(contentsOf: server.upstream.appendingPathComponent(path), encoding: .utf8)
                 let found = sent[path]!.firstIndex(of: upstream)
                 #expect(found != nil, "\(path) upstream is one whole write")
-                #expect((found ?? -1) >= index, "\(path): the acknowledged write \(index) is not lost (upstream has \(found ?? -1))")
+                #expect((found ?? -1) >= index, """
+                    \(path): the acknowledged write \(index) is not lost (upstream has \(found ?? -1): \
+                    \(upstream.prefix { $0 != "\n" })); acknowledged: \(sent[path]![index].prefix { $0 != "\n" }); \
+                    upstream folder: \(listing)
+                    """)
                 #expect(try await client.send("GET", "/files/\(path)").text == upstream, "davgate serves what the upstream has")
             }
         }
