@@ -30,12 +30,7 @@ extension SQLiteIndex {
             let basis: String?
             if let existing {
                 id = existing.id
-                if existing.dirty {
-                    basis = try String.fetchOne(db.cachedStatement(sql: "SELECT basis FROM journal WHERE item_id = ? ORDER BY seq DESC LIMIT 1"),
-                                                arguments: [id])
-                } else {
-                    basis = existing.upstreamVersion
-                }
+                basis = try Self.writeBasis(db, of: id)
                 try Self.advance(db, id: id, on: .written(through: false))
                 try db.cachedStatement(sql: """
                     UPDATE item SET size = ?, modified = ?, cached_version = NULL,
@@ -58,6 +53,21 @@ extension SQLiteIndex {
                 """).execute(arguments: [domain, id, file, size, basis, now, now, content])
             return try Self.item(db, id: id)
         }
+    }
+
+    /// The upstream version a new write of item `id` is based on, read in
+    /// the write's transaction: the basis of its pending writes, or the
+    /// version it was last uploaded as. Not from the item the caller read
+    /// before the transaction: an upload finishing in between made that
+    /// stale, and the write, based on nothing or on the version before,
+    /// became a conflict copy of davgate's own upload with the newer bytes
+    /// away from their name (WriteBackTests' crash loop, once).
+    private static func writeBasis(_ db: Database, of id: Int64) throws -> String? {
+        if let pending = try Row.fetchOne(db.cachedStatement(sql: "SELECT basis FROM journal WHERE item_id = ? ORDER BY seq DESC LIMIT 1"),
+                                          arguments: [id]) {
+            return pending[0]
+        }
+        return try String.fetchOne(db.cachedStatement(sql: "SELECT upstream_version FROM item WHERE id = ?"), arguments: [id])
     }
 
     /// The newest entry of each item whose last write is older than
