@@ -142,10 +142,15 @@ let package = Package(
         // The binary's own dynamic loader tables, given back after start
         // (ServiceRuntime/LoaderTables.swift); link.h and elf.h are C.
         .target(name: "CLoaderTables"),
+        // Swift concurrency's global enqueue hook, set by a link-time
+        // reference (ServiceRuntime/ConcurrencyOnEventLoops.swift).
+        .target(name: "CGlobalExecutorHook"),
         .target(
             name: "ServiceRuntime",
             dependencies: [
-                "CHeapStatistics", "CLoaderTables",
+                "CHeapStatistics", "CLoaderTables", "CGlobalExecutorHook",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -184,7 +189,8 @@ let package = Package(
 
         // Unit tests, one suite per module.
         .testTarget(name: "DurableFilesTests", dependencies: ["DurableFiles"], swiftSettings: swiftSettings),
-        .testTarget(name: "ServiceRuntimeTests", dependencies: ["ServiceRuntime", "DavgateTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ServiceRuntimeTests", dependencies: ["ServiceRuntime", "DavgateTestSupport", .product(name: "NIOPosix", package: "swift-nio")],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"], swiftSettings: swiftSettings),
         .testTarget(name: "DAVProtocolTests", dependencies: ["DAVProtocol"], swiftSettings: swiftSettings),
         .testTarget(

@@ -1,6 +1,4 @@
 import ArgumentParser
-import NIOCore
-import NIOPosix
 import ServiceRuntime
 
 /// The process entry: before anything else runs, SwiftNIO's event loops
@@ -10,6 +8,9 @@ import ServiceRuntime
 /// (profiled in issue 14: most of the small-request time was spent in
 /// context switches between them). What blocks for longer than a page-cache
 /// read (fsync, rename, copies, upstream I/O) is moved off by `blocking`.
+/// `ConcurrencyOnEventLoops` does it, not SwiftNIO's own take-over, which
+/// finds nothing to hook in a binary linked with the static standard
+/// library, as the package's is.
 @main
 enum Entrypoint {
     static func main() async {
@@ -18,7 +19,7 @@ enum Entrypoint {
         if CommandLine.arguments.dropFirst().first == "serve" {
             ServiceSignals.blockBeforeThreadsStart()
         }
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        ConcurrencyOnEventLoops.takeOver()
         await DavGate.main()
     }
 }

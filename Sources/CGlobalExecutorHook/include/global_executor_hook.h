@@ -1,0 +1,26 @@
+#ifndef DAVGATE_GLOBAL_EXECUTOR_HOOK_H
+#define DAVGATE_GLOBAL_EXECUTOR_HOOK_H
+
+#include <stdbool.h>
+
+/// Where Swift concurrency's global executor hands a job: `job` is the
+/// runtime's `Job *`, the bits of an `UnownedJob`.
+typedef void (*davgate_enqueue_job)(void *job);
+
+/// Makes every job the runtime would give its global executor (Dispatch's
+/// pool on Linux) go to `enqueue` instead, by setting the runtime's
+/// `swift_task_enqueueGlobal_hook`. Referenced at link time, so it works in
+/// a binary linked with the static standard library too, whose link
+/// arguments (`--exclude-libs ALL`) keep that variable out of the dynamic
+/// symbol table where SwiftNIO's own take-over looks for it with `dlsym`.
+/// Returns false when a hook is set already (nothing is changed then).
+bool davgate_install_global_enqueue(davgate_enqueue_job enqueue);
+
+/// Puts back the runtime's own global executor if `enqueue`'s hook is the
+/// one set; returns whether it was.
+bool davgate_remove_global_enqueue(void);
+
+/// Whether davgate's hook is the one the runtime calls.
+bool davgate_global_enqueue_installed(void);
+
+#endif
