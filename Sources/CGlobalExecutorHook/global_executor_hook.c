@@ -11,10 +11,11 @@ extern void *swift_task_enqueueGlobal_hook;
 
 static _Atomic(davgate_enqueue_job) target;
 
+typedef __attribute__((swiftcall)) void (*original_enqueue)(void *job);
+
 __attribute__((swiftcall))
-static void enqueue_hook(void *job, void *original) {
-    (void)original;
-    atomic_load_explicit(&target, memory_order_acquire)(job);
+static void enqueue_hook(void *job, original_enqueue original) {
+    if (!atomic_load_explicit(&target, memory_order_acquire)(job)) original(job);
 }
 
 bool davgate_install_global_enqueue(davgate_enqueue_job enqueue) {

@@ -1,16 +1,15 @@
 import ArgumentParser
 import ServiceRuntime
 
-/// The process entry: before anything else runs, SwiftNIO's event loops
-/// become Swift concurrency's global executor. A request then runs on the
-/// loop whose socket it came from, and an `await` resumes there, instead of
-/// hopping between the loops' threads and a second pool of the same size
-/// (profiled in issue 14: most of the small-request time was spent in
-/// context switches between them). What blocks for longer than a page-cache
-/// read (fsync, rename, copies, upstream I/O) is moved off by `blocking`.
-/// `ConcurrencyOnEventLoops` does it, not SwiftNIO's own take-over, which
-/// finds nothing to hook in a binary linked with the static standard
-/// library, as the package's is.
+/// The process entry: before anything else runs, a job Swift concurrency
+/// enqueues from one of SwiftNIO's event loops stays on that loop
+/// (`ConcurrencyOnEventLoops`). A request then runs on the loop whose
+/// socket it came from, and an `await` resumed there stays there, instead
+/// of hopping between the loops' threads and a second pool of the same
+/// size (profiled in issue 14: most of the small-request time was spent in
+/// context switches between them). What blocks for longer than a
+/// page-cache read (fsync, rename, copies, upstream I/O) is moved off by
+/// `blocking`, and resumes on the runtime's own pool.
 @main
 enum Entrypoint {
     static func main() async {

@@ -1,41 +1,66 @@
 import Foundation
+import NIOCore
 import NIOPosix
 import ServiceRuntime
 import Testing
 
-/// The global executor taken over by a link-time reference to the runtime's
-/// hook. Each test runs in a process of its own (an exit test): the hook is
-/// process-wide, and the tests running beside it must keep Swift's own
-/// executor.
-@Suite("Swift concurrency on the event loops")
+/// The global executor's hook, set by a link-time reference: a job enqueued
+/// from an event loop stays on it, any other goes to the runtime's own
+/// pool. Each test runs in a process of its own (an exit test): the hook is
+/// process-wide, and the tests running beside it keep Swift's own executor.
+@Suite("Swift concurrency kept on the event loop it came from")
 struct ConcurrencyOnEventLoopsTests {
-    @Test("taken over: tasks, task-group children and resumed continuations run on the singleton's event loops")
-    func tasksRunOnTheLoops() async {
+    /// Exits with 0 when `check` holds, 1 when not.
+    static func exit(when check: Bool) -> Never { Foundation.exit(check ? 0 : 1) }
+
+    @Test("started or resumed from a loop: the task runs on that very loop")
+    func staysOnTheLoop() async {
         await #expect(processExitsWith: .success) {
-            guard ConcurrencyOnEventLoops.takeOver(), ConcurrencyOnEventLoops.isInstalled else { exit(2) }
-            let detached = await Task.detached { MultiThreadedEventLoopGroup.currentEventLoop != nil }.value
-            let children = await withTaskGroup(of: Bool.self) { group in
-                for _ in 0..<8 { group.addTask { MultiThreadedEventLoopGroup.currentEventLoop != nil } }
-                return await group.reduce(true) { $0 && $1 }
-            }
-            // Resumed from a thread of no loop: the rest of the task runs on one.
+            guard ConcurrencyOnEventLoops.takeOver() else { Foundation.exit(2) }
+            let loop = MultiThreadedEventLoopGroup.singleton.next()
+            // Started from the loop's thread.
+            let started = try! await loop.submit {
+                Task.detached { MultiThreadedEventLoopGroup.currentEventLoop === loop }
+            }.get().value
+            // A child task and a continuation resumed from the loop.
             let resumed = await Task.detached { () -> Bool in
-                await withCheckedContinuation { continuation in
-                    Thread.detachNewThread { continuation.resume() }
+                await withCheckedContinuation { continuation in loop.execute { continuation.resume() } }
+                let here = MultiThreadedEventLoopGroup.currentEventLoop === loop
+                let child = await withTaskGroup(of: Bool.self) { group in
+                    group.addTask { MultiThreadedEventLoopGroup.currentEventLoop === loop }
+                    return await group.next()!
                 }
-                return MultiThreadedEventLoopGroup.currentEventLoop != nil
+                return here && child
             }.value
-            exit(detached && children && resumed ? 0 : 1)
+            Self.exit(when: started && resumed)
         }
     }
 
-    @Test("a second take-over changes nothing; given back, tasks run on Swift's own executor again")
+    @Test("started or resumed from any other thread: the runtime's own pool, not a loop")
+    func othersGoToTheRuntime() async {
+        await #expect(processExitsWith: .success) {
+            guard ConcurrencyOnEventLoops.takeOver(), ConcurrencyOnEventLoops.isInstalled else { Foundation.exit(2) }
+            let detached = await Task.detached { MultiThreadedEventLoopGroup.currentEventLoop == nil }.value
+            let resumed = await Task.detached { () -> Bool in
+                await withCheckedContinuation { continuation in Thread.detachNewThread { continuation.resume() } }
+                return MultiThreadedEventLoopGroup.currentEventLoop == nil
+            }.value
+            Self.exit(when: detached && resumed)
+        }
+    }
+
+    @Test("a second take-over changes nothing; given back, a task started on a loop leaves it")
     func onceAndGivenBack() async {
         await #expect(processExitsWith: .success) {
-            guard ConcurrencyOnEventLoops.takeOver(), !ConcurrencyOnEventLoops.takeOver(), ConcurrencyOnEventLoops.isInstalled else { exit(2) }
-            guard ConcurrencyOnEventLoops.giveBack(), !ConcurrencyOnEventLoops.isInstalled else { exit(3) }
-            let onLoop = await Task.detached { MultiThreadedEventLoopGroup.currentEventLoop != nil }.value
-            exit(onLoop ? 1 : 0)
+            guard ConcurrencyOnEventLoops.takeOver(), !ConcurrencyOnEventLoops.takeOver(), ConcurrencyOnEventLoops.isInstalled else {
+                Foundation.exit(2)
+            }
+            guard ConcurrencyOnEventLoops.giveBack(), !ConcurrencyOnEventLoops.isInstalled else { Foundation.exit(3) }
+            let loop = MultiThreadedEventLoopGroup.singleton.next()
+            let onLoop = try! await loop.submit {
+                Task.detached { MultiThreadedEventLoopGroup.currentEventLoop != nil }
+            }.get().value
+            Self.exit(when: !onLoop)
         }
     }
 }

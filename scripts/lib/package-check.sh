@@ -290,7 +290,7 @@ thread_cpu() {
 # at least 90% of the server's work, as ConcurrencyOnEventLoops makes
 # them. The binary links the static standard library, in which SwiftNIO's
 # own take-over finds no hook (dlsym): the requests' tasks then ran on
-# Dispatch's threads and the loops did 51-61% of the CPU (100% taken over),
+# Dispatch's threads and the loops did 51-61% of the CPU (100% with it),
 # while the debug builds the tests start took the loops over.
 check_requests_on_event_loops() {
     local pid=$1 url=${*: -1} before after loops total

@@ -4,11 +4,13 @@
 #include <stdbool.h>
 
 /// Where Swift concurrency's global executor hands a job: `job` is the
-/// runtime's `Job *`, the bits of an `UnownedJob`.
-typedef void (*davgate_enqueue_job)(void *job);
+/// runtime's `Job *`, the bits of an `UnownedJob`. Returns false to leave
+/// the job to the runtime's own global executor.
+typedef bool (*davgate_enqueue_job)(void *job);
 
-/// Makes every job the runtime would give its global executor (Dispatch's
-/// pool on Linux) go to `enqueue` instead, by setting the runtime's
+/// Hands every job the runtime would give its global executor (Dispatch's
+/// pool on Linux) to `enqueue` first, and to the runtime's own executor
+/// when `enqueue` returns false, by setting the runtime's
 /// `swift_task_enqueueGlobal_hook`. Referenced at link time, so it works in
 /// a binary linked with the static standard library too, whose link
 /// arguments (`--exclude-libs ALL`) keep that variable out of the dynamic
@@ -16,7 +18,7 @@ typedef void (*davgate_enqueue_job)(void *job);
 /// Returns false when a hook is set already (nothing is changed then).
 bool davgate_install_global_enqueue(davgate_enqueue_job enqueue);
 
-/// Puts back the runtime's own global executor if `enqueue`'s hook is the
+/// Puts back the runtime's own global executor if davgate's hook is the
 /// one set; returns whether it was.
 bool davgate_remove_global_enqueue(void);
 
