@@ -23,6 +23,7 @@ final class LookupConnections: Sendable {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in try SQLiteIndex.limitReaderCache(db) }
         connections = try (0..<count).map { _ in try DatabaseQueue(path: file.path, configuration: configuration) }
     }
 
