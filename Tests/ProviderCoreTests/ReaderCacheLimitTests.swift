@@ -4,11 +4,14 @@ import GRDBSQLite
 @testable import ProviderCore
 import Testing
 
-/// Reading connections keep a page cache of `SQLiteIndex.readerCacheKiB`,
-/// not SQLite's 2 MiB: the kernel holds the index file's pages anyway, and
-/// thirteen full reader caches were most of the heap a few large listings
-/// left behind (issue 14's peak RSS).
-@Suite("the page cache of the index's reading connections")
+/// The index's page caches stay small between requests: reading
+/// connections keep `SQLiteIndex.readerCacheKiB`, not SQLite's 2 MiB, and
+/// the writer's is freed after a commit that leaves more than
+/// `writerCacheKeptKiB`. The kernel holds the index file's pages anyway,
+/// and what large listings, DELETEs and bursts of PUTs left in these
+/// caches was most of the heap before the bench's 1 GiB transfers (issue
+/// 14's peak RSS).
+@Suite("the index's page caches between requests")
 struct ReaderCacheLimitTests {
     /// The bytes of `db`'s page cache in use.
     static func cacheUsed(_ db: Database) -> Int {
@@ -49,5 +52,25 @@ struct ReaderCacheLimitTests {
         #expect(lookup.cached <= limit + slack, "a lookup connection caches \(lookup.cached) bytes")
         let writer = try await index.pool.write { db in try Self.scanAll(db) }
         #expect(writer.cached > 4 * limit, "the writer keeps SQLite's default cache: \(writer.cached) bytes")
+    }
+
+    @Test("a write of thousands of rows leaves the writer's cache at most its kept size once committed")
+    func writerTrimmedAfterALargeCommit() async throws {
+        let t = try await TemporarySQLiteIndex.open()
+        defer { t.cleanUp() }
+        let padding = String(repeating: "n", count: 400)
+        try await t.index.write(small: false) { db in
+            for i in 0..<4_000 {
+                try db.execute(sql: """
+                    INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, state)
+                    VALUES ('d', ?, ?, 0, 0, 0, 0, ?)
+                    """, arguments: [t.root.id, "\(padding)-\(i).txt", StoredState.placeholder.rawValue])
+            }
+        }
+        let cached = try await t.index.pool.write { db in Self.cacheUsed(db) }
+        #expect(cached <= SQLiteIndex.writerCacheKeptKiB * 1024, "the writer caches \(cached) bytes after the commit")
+        // And small writes after it still land.
+        _ = try await t.index.smallWrite { db in try db.execute(sql: "UPDATE item SET size = 1 WHERE parent_id = ?", arguments: [t.root.id]) }
+        #expect(try await t.index.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item WHERE size = 1") } == 4_000)
     }
 }

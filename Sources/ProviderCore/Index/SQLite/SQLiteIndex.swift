@@ -1,6 +1,7 @@
 import CSQLiteTuning
 import Foundation
 import GRDB
+import GRDBSQLite
 import NIOConcurrencyHelpers
 import Synchronization
 
@@ -99,13 +100,30 @@ final class SQLiteIndex: IndexStore {
     /// anyway: beyond the B-trees' upper levels, which every lookup walks
     /// and 64 pages hold, a larger cache only spares a pread(2) of a page
     /// the kernel has. Thirteen readers at 2 MiB could keep 26 MiB, and a
-    /// few listings of a 10,000-file folder filled several of them; in a
-    /// reproduction of the bench's steps the heap in use before its 1 GiB
-    /// transfers was 5.2 MiB against 7.0-7.1, and their peak 45.2-45.7
-    /// against 47.0-48.4. The writer keeps the default: a transaction that
-    /// changes more pages than its cache holds spills them to the log.
+    /// listing of a 10,000-file folder fills one. The writer keeps the
+    /// default while a transaction runs (one that changes more pages than
+    /// its cache holds spills them to the log) and is trimmed after it
+    /// (`trimWriterCache`).
     static func limitReaderCache(_ db: Database) throws {
         try db.execute(sql: "PRAGMA cache_size = -\(readerCacheKiB)")
+    }
+
+    /// The writer's page cache, in KiB, beyond which a commit frees it.
+    static let writerCacheKeptKiB = 1024
+
+    /// After a commit: when the writer's page cache holds more than
+    /// `writerCacheKeptKiB`, its pages are freed (they are clean now, and
+    /// the kernel holds them). A transaction still has SQLite's whole 2 MiB
+    /// while it runs, so a large one (a folder's DELETE, a first listing of
+    /// thousands) does not spill to the log; but the pages that thousands
+    /// of small PUTs or one large DELETE left stayed allocated for good:
+    /// in a reproduction of the bench's steps (a listed 10,000-file folder,
+    /// two bursts of 10,000 PUTs, their DELETEs) the heap in use before its
+    /// 1 GiB transfers was 4.8-5.0 MiB with this against 7.0-7.2 without.
+    private static func trimWriterCache(_ db: Database) {
+        var current: Int32 = 0, highest: Int32 = 0
+        sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_USED, &current, &highest, 0)
+        if current > writerCacheKeptKiB * 1024 { sqlite3_db_release_memory(db.sqliteConnection) }
     }
 
     /// The grouped fsync of the write-ahead log (and, the first time, of the
@@ -255,6 +273,7 @@ final class SQLiteIndex: IndexStore {
             let result = try updates(db)
             guard db.isInsideTransaction else { throw DatabaseError(resultCode: .SQLITE_ABORT, message: "the transaction was rolled back") }
             try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            trimWriterCache(db)
             return result
         } catch {
             // Unless SQLite rolled back already (a full disk, an I/O error).
