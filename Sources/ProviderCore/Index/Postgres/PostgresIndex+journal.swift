@@ -241,8 +241,6 @@ extension PostgresIndex {
 }
 
 extension PostgresTransaction {
-    /// Removes the item's journal rows up to `entry`; returns their outbox
-    /// files and how many newer rows the item still has.
     /// The upstream version a new write of item `id` is based on: the
     /// basis of its pending writes, or the version it was last uploaded as.
     /// Read with the item's row locked, which an upload's `settle` takes
@@ -259,6 +257,8 @@ extension PostgresTransaction {
         return try newest.decode(String?.self)
     }
 
+    /// Removes the item's journal rows up to `entry`; returns their outbox
+    /// files and how many newer rows the item still has.
     fileprivate func settle(_ entry: JournalEntry) async throws -> (files: [String], newer: Int) {
         // The item's row first, as a write's `writeBasis` takes it: a write
         // committing meanwhile is then counted among the newer rows.
