@@ -19,12 +19,18 @@ static void enqueue_hook(void *job, original_enqueue original) {
 }
 
 bool davgate_install_global_enqueue(davgate_enqueue_job enqueue) {
+    // The target is set before the hook, which may run at once; a hook set
+    // already (by us or anyone) leaves both as they are. Meant to be called
+    // once, from main, before other threads install anything.
+    if (atomic_load((_Atomic(void *) *)&swift_task_enqueueGlobal_hook) != NULL) return false;
     atomic_store_explicit(&target, enqueue, memory_order_release);
     void *expected = NULL;
     return atomic_compare_exchange_strong((_Atomic(void *) *)&swift_task_enqueueGlobal_hook, &expected, (void *)enqueue_hook);
 }
 
 bool davgate_remove_global_enqueue(void) {
+    // The target stays: a job that loaded the hook just before may still
+    // call through it.
     void *expected = (void *)enqueue_hook;
     return atomic_compare_exchange_strong((_Atomic(void *) *)&swift_task_enqueueGlobal_hook, &expected, NULL);
 }

@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 import ServiceRuntime
 
 /// The process entry: before anything else runs, a job Swift concurrency
@@ -18,7 +21,12 @@ enum Entrypoint {
         if CommandLine.arguments.dropFirst().first == "serve" {
             ServiceSignals.blockBeforeThreadsStart()
         }
-        ConcurrencyOnEventLoops.takeOver()
+        if !ConcurrencyOnEventLoops.takeOver() {
+            // Still correct, only slower: every request's task hops to the
+            // runtime's pool and back.
+            let warning = "davgate: warning: Swift concurrency's global executor hook was set already; requests will not stay on their event loops\n"
+            _ = warning.withCString { write(2, $0, strlen($0)) }
+        }
         await DavGate.main()
     }
 }

@@ -241,28 +241,23 @@ extension PostgresIndex {
 }
 
 extension PostgresTransaction {
-    /// The upstream version a new write of item `id` is based on: the
-    /// basis of its pending writes, or the version it was last uploaded as.
-    /// Read with the item's row locked, which an upload's `settle` takes
-    /// first too, so that one finishing at the same moment is either wholly
-    /// before (its version is the basis) or wholly after (it sees this
-    /// write as newer and leaves the item dirty). Taken from the item the
-    /// caller read earlier, it was stale after such an upload, and the write
-    /// became a conflict copy of davgate's own upload (WriteBackTests' crash
-    /// loop, on SQLite).
+    /// The upstream version a new write of item `id` is based on, read in
+    /// the write's transaction: the basis of its pending writes, or the
+    /// version it was last uploaded as. Every write transaction takes the
+    /// feed's row first (`PostgresIndex.write`), so an upload's completion
+    /// is wholly before this read or wholly after the write. Taken from the
+    /// item the caller read earlier, it was stale after such an upload, and
+    /// the write became a conflict copy of davgate's own upload
+    /// (WriteBackTests' crash loop, on SQLite).
     fileprivate func writeBasis(of id: Int64) async throws -> String? {
-        let version = try await first("SELECT upstream_version FROM item WHERE id = \(id) FOR UPDATE", as: String?.self) ?? nil
         let pending = try await rows("SELECT basis FROM journal WHERE item_id = \(id) ORDER BY seq DESC LIMIT 1")
-        guard let newest = pending.first else { return version }
-        return try newest.decode(String?.self)
+        if let newest = pending.first { return try newest.decode(String?.self) }
+        return try await first("SELECT upstream_version FROM item WHERE id = \(id)", as: String?.self) ?? nil
     }
 
     /// Removes the item's journal rows up to `entry`; returns their outbox
     /// files and how many newer rows the item still has.
     fileprivate func settle(_ entry: JournalEntry) async throws -> (files: [String], newer: Int) {
-        // The item's row first, as a write's `writeBasis` takes it: a write
-        // committing meanwhile is then counted among the newer rows.
-        _ = try await first("SELECT id FROM item WHERE id = \(entry.itemID) FOR UPDATE", as: Int64.self)
         let files = try await rows("DELETE FROM journal WHERE item_id = \(entry.itemID) AND seq <= \(entry.seq) RETURNING file")
             .map { try $0.decode(String.self) }
         let newer = try await first("SELECT count(*) FROM journal WHERE item_id = \(entry.itemID)", as: Int.self) ?? 0

@@ -108,22 +108,33 @@ final class SQLiteIndex: IndexStore {
         try db.execute(sql: "PRAGMA cache_size = -\(readerCacheKiB)")
     }
 
-    /// The writer's page cache, in KiB, beyond which a commit frees it.
+    /// The writer's page cache, in KiB, beyond which a commit trims it, to
+    /// half of it.
     static let writerCacheKeptKiB = 1024
 
+    /// SQLite's own page cache size, in KiB, which the writer has while a
+    /// transaction runs.
+    static let writerCacheKiB = 2000
+
     /// After a commit: when the writer's page cache holds more than
-    /// `writerCacheKeptKiB`, its pages are freed (they are clean now, and
-    /// the kernel holds them). A transaction still has SQLite's whole 2 MiB
-    /// while it runs, so a large one (a folder's DELETE, a first listing of
-    /// thousands) does not spill to the log; but the pages that thousands
-    /// of small PUTs or one large DELETE left stayed allocated for good:
-    /// in a reproduction of the bench's steps (a listed 10,000-file folder,
-    /// two bursts of 10,000 PUTs, their DELETEs) the heap in use before its
-    /// 1 GiB transfers was 4.8-5.0 MiB with this against 7.0-7.2 without.
-    private static func trimWriterCache(_ db: Database) {
+    /// `writerCacheKeptKiB`, its least recently used pages are freed down
+    /// to half of that (lowering `cache_size` evicts them at once; raising
+    /// it again lets the next transaction use SQLite's whole 2 MiB, so a
+    /// large one, a folder's DELETE or a first listing of thousands, does
+    /// not spill to the log). The pages that thousands of small PUTs or one
+    /// large DELETE left stayed allocated for good, while the kernel holds
+    /// them anyway: in a reproduction of the bench's steps (a listed
+    /// 10,000-file folder, two bursts of 10,000 PUTs, their DELETEs) the
+    /// heap in use before its 1 GiB transfers was 4.8-5.0 MiB with every
+    /// page freed at that point against 7.0-7.2 without. Only the coldest
+    /// go: the writer's cache is the one lookups during a burst of writes
+    /// rely on (`onIdleWriter`).
+    private static func trimWriterCache(_ db: Database) throws {
         var current: Int32 = 0, highest: Int32 = 0
         sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_USED, &current, &highest, 0)
-        if current > writerCacheKeptKiB * 1024 { sqlite3_db_release_memory(db.sqliteConnection) }
+        guard current > writerCacheKeptKiB * 1024 else { return }
+        try db.cachedStatement(sql: "PRAGMA cache_size = -\(writerCacheKeptKiB / 2)").execute()
+        try db.cachedStatement(sql: "PRAGMA cache_size = -\(writerCacheKiB)").execute()
     }
 
     /// The grouped fsync of the write-ahead log (and, the first time, of the
@@ -273,7 +284,8 @@ final class SQLiteIndex: IndexStore {
             let result = try updates(db)
             guard db.isInsideTransaction else { throw DatabaseError(resultCode: .SQLITE_ABORT, message: "the transaction was rolled back") }
             try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
-            trimWriterCache(db)
+            // Committed: a failure to trim is no failure of the write.
+            try? trimWriterCache(db)
             return result
         } catch {
             // Unless SQLite rolled back already (a full disk, an I/O error).
