@@ -20,6 +20,19 @@ struct ReaderCacheLimitTests {
         return Int(current)
     }
 
+    /// 4,000 files with long names under `parent`: a table of about 1.6
+    /// MiB and an index of as much, far past a reader's limit and past the
+    /// writer's kept size.
+    static func insertFiles(_ db: Database, under parent: Int64) throws {
+        let padding = String(repeating: "n", count: 400)
+        for i in 0..<4_000 {
+            try db.execute(sql: """
+                INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, state)
+                VALUES ('d', ?, ?, 0, 0, 0, 0, ?)
+                """, arguments: [parent, "\(padding)-\(i).txt", StoredState.placeholder.rawValue])
+        }
+    }
+
     /// Every row of the item table read, then what the cache holds.
     static func scanAll(_ db: Database) throws -> (rows: Int, cached: Int) {
         let rows = try Row.fetchAll(db, sql: "SELECT * FROM item").count
@@ -31,17 +44,7 @@ struct ReaderCacheLimitTests {
         let t = try await TemporarySQLiteIndex.open()
         defer { t.cleanUp() }
         let index = t.index
-        // Long names make a table of about 1.6 MiB and an index of as much,
-        // far past a reader's limit and past the writer's kept size.
-        let padding = String(repeating: "n", count: 400)
-        try await index.pool.write { db in
-            for i in 0..<4_000 {
-                try db.execute(sql: """
-                    INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, state)
-                    VALUES ('d', ?, ?, 0, 0, 0, 0, ?)
-                    """, arguments: [t.root.id, "\(padding)-\(i).txt", StoredState.placeholder.rawValue])
-            }
-        }
+        try await index.pool.write { db in try Self.insertFiles(db, under: t.root.id) }
         let limit = SQLiteIndex.readerCacheKiB * 1024
         // SQLite's cache counts each page's header beside its 4 KiB.
         let slack = 64 * 1024
@@ -59,15 +62,7 @@ struct ReaderCacheLimitTests {
     func writerTrimmedAfterALargeCommit() async throws {
         let t = try await TemporarySQLiteIndex.open()
         defer { t.cleanUp() }
-        let padding = String(repeating: "n", count: 400)
-        try await t.index.write(small: false) { db in
-            for i in 0..<4_000 {
-                try db.execute(sql: """
-                    INSERT INTO item (domain, parent_id, name, is_folder, size, modified, created, state)
-                    VALUES ('d', ?, ?, 0, 0, 0, 0, ?)
-                    """, arguments: [t.root.id, "\(padding)-\(i).txt", StoredState.placeholder.rawValue])
-            }
-        }
+        try await t.index.write(small: false) { db in try Self.insertFiles(db, under: t.root.id) }
         let cached = try await t.index.pool.write { db in Self.cacheUsed(db) }
         // Trimmed to half its kept size, the coldest pages first.
         #expect(cached <= SQLiteIndex.writerCacheKeptKiB / 2 * 1024 + 64 * 1024, "the writer caches \(cached) bytes after the commit")
