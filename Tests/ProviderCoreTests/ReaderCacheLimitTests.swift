@@ -1,25 +1,17 @@
 import Foundation
 import GRDB
-import GRDBSQLite
 @testable import ProviderCore
 import Testing
 
 /// The index's page caches stay small between requests: reading
 /// connections keep `SQLiteIndex.readerCacheKiB`, not SQLite's 2 MiB, and
-/// the writer's is freed after a commit that leaves more than
-/// `writerCacheKeptKiB` (its coldest pages, down to half of it). The kernel holds the index file's pages anyway,
-/// and what large listings, DELETEs and bursts of PUTs left in these
-/// caches was most of the heap before the bench's 1 GiB transfers (issue
-/// 14's peak RSS).
+/// the writer's is trimmed to its hottest pages after a commit that leaves
+/// more than `writerCacheKeptKiB`. The kernel holds the index file's pages
+/// anyway, and what large listings, DELETEs and bursts of PUTs left in
+/// these caches was most of the heap before the bench's 1 GiB transfers
+/// (issue 14's peak RSS).
 @Suite("the index's page caches between requests")
 struct ReaderCacheLimitTests {
-    /// The bytes of `db`'s page cache in use.
-    static func cacheUsed(_ db: Database) -> Int {
-        var current: Int32 = 0, highest: Int32 = 0
-        sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_USED, &current, &highest, 0)
-        return Int(current)
-    }
-
     /// 4,000 files with long names under `parent`: a table of about 1.6
     /// MiB and an index of as much, far past a reader's limit and past the
     /// writer's kept size.
@@ -36,7 +28,7 @@ struct ReaderCacheLimitTests {
     /// Every row of the item table read, then what the cache holds.
     static func scanAll(_ db: Database) throws -> (rows: Int, cached: Int) {
         let rows = try Row.fetchAll(db, sql: "SELECT * FROM item").count
-        return (rows, cacheUsed(db))
+        return (rows, SQLiteIndex.pageCacheBytes(db))
     }
 
     @Test("after reading a 4,000-file folder's rows whole, a reader and a lookup connection hold at most their limit; the writer is not limited")
@@ -63,7 +55,7 @@ struct ReaderCacheLimitTests {
         let t = try await TemporarySQLiteIndex.open()
         defer { t.cleanUp() }
         try await t.index.write(small: false) { db in try Self.insertFiles(db, under: t.root.id) }
-        let cached = try await t.index.pool.write { db in Self.cacheUsed(db) }
+        let cached = try await t.index.pool.write { db in SQLiteIndex.pageCacheBytes(db) }
         // Trimmed to half its kept size, the coldest pages first.
         #expect(cached <= SQLiteIndex.writerCacheKeptKiB / 2 * 1024 + 64 * 1024, "the writer caches \(cached) bytes after the commit")
         #expect(cached > 0, "the hottest pages stay")

@@ -125,16 +125,21 @@ final class SQLiteIndex: IndexStore {
     /// large DELETE left stayed allocated for good, while the kernel holds
     /// them anyway: in a reproduction of the bench's steps (a listed
     /// 10,000-file folder, two bursts of 10,000 PUTs, their DELETEs) the
-    /// heap in use before its 1 GiB transfers was 4.8-5.0 MiB with every
-    /// page freed at that point against 7.0-7.2 without. Only the coldest
-    /// go: the writer's cache is the one lookups during a burst of writes
-    /// rely on (`onIdleWriter`).
+    /// heap in use before its 1 GiB transfers was 5.4-5.7 MiB with this
+    /// (4.8-5.0 with every page freed) against 7.0-7.2 without. Only the
+    /// coldest go: the writer's cache is the one lookups during a burst of
+    /// writes rely on (`onIdleWriter`).
     private static func trimWriterCache(_ db: Database) throws {
-        var current: Int32 = 0, highest: Int32 = 0
-        sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_USED, &current, &highest, 0)
-        guard current > writerCacheKeptKiB * 1024 else { return }
+        guard pageCacheBytes(db) > writerCacheKeptKiB * 1024 else { return }
         try db.cachedStatement(sql: "PRAGMA cache_size = -\(writerCacheKeptKiB / 2)").execute()
         try db.cachedStatement(sql: "PRAGMA cache_size = -\(writerCacheKiB)").execute()
+    }
+
+    /// The bytes `db`'s page cache holds now.
+    static func pageCacheBytes(_ db: Database) -> Int {
+        var current: Int32 = 0, highest: Int32 = 0
+        sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_USED, &current, &highest, 0)
+        return Int(current)
     }
 
     /// The grouped fsync of the write-ahead log (and, the first time, of the
