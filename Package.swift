@@ -207,7 +207,7 @@ let package = Package(
         .testTarget(
             name: "UpstreamsTests",
             dependencies: [
-                "Upstreams", "ProviderCore", "DAVXML", "DavgateTestSupport",
+                "Upstreams", "ProviderCore", "DAVXML", "DavgateTestSupport", "CPageCacheState",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
@@ -223,6 +223,9 @@ let package = Package(
         // against, and PostgreSQL 15 and HAProxy for the scale-out work
         // (docs/scale-out.md); Python/ holds the Python helpers they run.
         .target(name: "DavgateTestSupport", path: "Tests/Support", exclude: ["Python"], swiftSettings: swiftSettings),
+        // cachestat(2) for the tests that check a file reached the disk
+        // (whether its pages are still dirty); Debian 12's headers lack it.
+        .target(name: "CPageCacheState", path: "Tests/CPageCacheState"),
 
         // End to end: the real davgate binary over real TLS, driven by real clients.
         .testTarget(

@@ -119,8 +119,15 @@ public struct DirectoryStore: UpstreamStore {
             let temporary = Self.temporaryName()
             let local = try Descriptor(Glibc.open(file.path, O_RDONLY | O_CLOEXEC))
             if try Self.link(local, as: temporary, in: parent) {
-                // One inode for the cache and the folder: its mode serves both.
-                guard fchmodat(parent, temporary, mode, 0) == 0 else {
+                // One inode for the cache and the folder: its mode serves
+                // both. Its bytes must be on the disk before the rename
+                // publishes it, as a copy's are (`writeCopy`): a small
+                // write-back body's outbox file was never fsynced (its
+                // journal row held the bytes), the row goes once the upload
+                // is recorded, and a power loss then left an empty file
+                // upstream with nothing to repair it from. For a file on
+                // the disk already the fsync costs little.
+                guard fsync(local.raw) == 0, fchmodat(parent, temporary, mode, 0) == 0 else {
                     let code = errno
                     unlinkat(parent, temporary, 0)
                     throw Self.error(code)
