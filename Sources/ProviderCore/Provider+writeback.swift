@@ -130,6 +130,7 @@ extension Provider {
                     var startedNow = 0
                     do {
                         if due.isEmpty || ContinuousClock.now - dueRead >= .milliseconds(250) {
+                            await removeSettledOutbox()
                             // The ones in flight, and enough others to fill
                             // their places past a few held back by locks.
                             let batch = try await dueBatch(limit: uploads.parallelism + 32)
@@ -172,11 +173,30 @@ extension Provider {
                 // Cancelled: the group cancels what is in flight by itself.
                 guard !Task.isCancelled else { return }
                 await drainUploads(started, within: grace)
+                await removeSettledOutbox()
                 // Whatever is still running past the grace is cut short.
                 group.cancelAll()
             }
         } onGracefulShutdown: {
             uploadFinished.yield()
+        }
+    }
+
+    /// Deletes the outbox files of the uploads finished since the last call,
+    /// once an index sync covers their completions: one sync for all of
+    /// them, where each upload had waited for its own (a third of a small
+    /// file's upload was that wait and its thread switches, issue 14). A
+    /// file whose deletion never comes (a crash first) has no row naming
+    /// it, and `recoverJournal` removes it at the next start.
+    func removeSettledOutbox() async {
+        let names = settledOutbox.take()
+        guard !names.isEmpty else { return }
+        do {
+            try await index.sync()
+            cache.removeOutbox(names)
+        } catch {
+            settledOutbox.add(names)
+            logger.warning("journal: cannot sync the index (\(error)); the outbox files of \(names.count) finished uploads stay until it can")
         }
     }
 
@@ -225,6 +245,7 @@ extension Provider {
         for entry in try await index.latestEntries(of: ids) {
             try await upload(entry)
         }
+        await removeSettledOutbox()
     }
 
     /// Runs a DELETE of `item` once the uploads at or below it in flight
@@ -272,7 +293,9 @@ extension Provider {
                 }
                 metrics.uploads.increment()
                 metrics.uploadedBytes.increment(by: uploaded.size)
-                cache.removeOutbox(try await index.completeUpload(entry, uploaded: uploaded))
+                // The completion's commit need not be durable (see
+                // `IndexStore.completeUpload`); its files go after a sync.
+                settledOutbox.add(try await index.completeUpload(entry, uploaded: uploaded))
                 logger.log(level: uploaded.size > 1 << 20 ? .info : .debug,
                            "uploaded \(Self.display(path)): \(uploaded.size) bytes, \(entry.attempts) earlier attempts")
             } catch let error as CancellationError {

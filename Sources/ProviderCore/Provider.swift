@@ -58,6 +58,8 @@ public final class Provider: Sendable {
     /// Uploads side by side up to `uploads.parallelism`, one per item, so
     /// an item's uploads stay in order and a DELETE can wait for its own.
     let uploadSlots: UploadSlots
+    /// Outbox files of finished uploads, deleted after the next index sync.
+    let settledOutbox = SettledOutbox()
     /// The uploads running now and their bytes sent, for `davgate status`.
     let uploadProgress = NIOLockedValueBox<[Int64: UploadProgress]>([:])
     /// Write-through uploads running now (a PUT waiting for the upstream).

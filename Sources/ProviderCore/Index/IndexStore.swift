@@ -83,6 +83,13 @@ protocol IndexStore: Sendable {
     func journal(domain: String) async throws -> [JournalEntry]
     func journalNames(file: String) async throws -> Bool
     func latestEntries(of ids: [Int64]) async throws -> [JournalEntry]
+    /// The upload of `entry` arrived as `uploaded`: settles its rows and
+    /// returns their outbox files. Unlike the other writes it may return
+    /// before its commit is durable (SQLite: no wait for the log's fsync):
+    /// a power loss that takes it back leaves the rows, and their upload
+    /// runs again over our own file, which `Provider.holdsCutUpload`
+    /// recognises. So the caller deletes the returned files only after
+    /// `sync()` (`Provider.removeSettledOutbox`).
     func completeUpload(_ entry: JournalEntry, uploaded: UpstreamEntry) async throws -> [String]
     func abandonUpload(_ entry: JournalEntry, upstream: UpstreamEntry?) async throws -> (files: [String], stillDirty: Bool)
     func uploadFailed(_ entry: JournalEntry, error: String, next: Date, failed: Bool, reached: Bool) async throws

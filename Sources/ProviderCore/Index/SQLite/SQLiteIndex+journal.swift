@@ -152,9 +152,10 @@ extension SQLiteIndex {
     /// The upload of `entry` arrived as `uploaded`: its rows up to it go,
     /// and the item is clean again unless a newer write came meanwhile (that
     /// one is now based on what we uploaded). Returns the outbox files of the
-    /// rows that went, for the caller to delete.
+    /// rows that went, for the caller to delete after a sync: the commit
+    /// does not wait for the log's fsync (`IndexStore.completeUpload`).
     func completeUpload(_ entry: JournalEntry, uploaded: UpstreamEntry) async throws -> [String] {
-        try await smallWrite(keepingFolders: true) { db in
+        try await write(small: true, keepingFolders: true, durable: false) { db in
             let (files, newer) = try Self.settle(db, entry)
             try Self.advance(db, id: entry.itemID, on: .uploadSucceeded(newerPending: newer > 0))
             if newer == 0 {

@@ -244,7 +244,10 @@ final class SQLiteIndex: IndexStore {
     }
 
     /// `write` or `smallWrite`, as `small` says.
-    func write<T: Sendable>(small: Bool, keepingFolders: Bool = false, _ updates: @Sendable (Database) throws -> T) async throws -> T {
+    /// - Parameter durable: false for the one write that may return before
+    ///   the log's fsync covers it (`IndexStore.completeUpload`); the next
+    ///   sync, anyone's, does.
+    func write<T: Sendable>(small: Bool, keepingFolders: Bool = false, durable: Bool = true, _ updates: @Sendable (Database) throws -> T) async throws -> T {
         let result: T
         do {
             defer {
@@ -263,6 +266,7 @@ final class SQLiteIndex: IndexStore {
         }
         // Checked after the commit: an open scope syncs after closing, so
         // after this commit.
+        guard durable else { return result }
         if let scope = DurabilityScope.current, scope.deferSync() { return result }
         try await logSync.sync()
         return result
