@@ -27,7 +27,16 @@ struct DAVResponder: HTTPResponder {
     /// `RequestHeadGuard` before it gets here.
     static let maxTargetBytes = 16 * 1024
 
+    /// Runs the request on its connection's event loop (`LoopTaskExecutor`):
+    /// what it awaits from other threads comes back there, where its
+    /// response is written.
     func respond(to request: Request, context: Context) async throws -> Response {
+        try await withTaskExecutorPreference(LoopTaskExecutor.of(context.channel.eventLoop)) {
+            try await respondOnLoop(to: request, context: context)
+        }
+    }
+
+    private func respondOnLoop(to request: Request, context: Context) async throws -> Response {
         ServerActivity.requestBegins()
         let method = request.method.rawValue
         let target = request.head.path ?? "/"
