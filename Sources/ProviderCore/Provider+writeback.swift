@@ -50,6 +50,7 @@ extension Provider {
                                                     content: request.content, checksum: request.checksum)
         // Committed: a crash from here on is repaired by `recoverJournal`.
         try cache.installFromOutbox(name, for: item.id, new: existing == nil)
+        writeActivity.noteWrite()
         return WriteOutcome(item: item, created: existing == nil)
     }
 
@@ -128,6 +129,9 @@ extension Provider {
                 while !Task.isCancelled, !Task.isShuttingDownGracefully {
                     var backlog = false
                     var startedNow = 0
+                    // While writes keep coming, one upload at a time
+                    // (`WriteActivity`); at full width once they stop.
+                    let width = writeActivity.isBusy ? 1 : uploads.parallelism
                     do {
                         if due.isEmpty || ContinuousClock.now - dueRead >= .milliseconds(250) {
                             await removeSettledOutbox()
@@ -140,7 +144,7 @@ extension Provider {
                             let id = entry.itemID
                             // A stop asked while the journal was read starts nothing more.
                             guard !Task.isShuttingDownGracefully else { break }
-                            guard started.withLockedValue({ $0.count < uploads.parallelism }) else {
+                            guard started.withLockedValue({ $0.count < width }) else {
                                 backlog = true
                                 break
                             }

@@ -60,6 +60,8 @@ public final class Provider: Sendable {
     let uploadSlots: UploadSlots
     /// Outbox files of finished uploads, deleted after the next index sync.
     let settledOutbox = SettledOutbox()
+    /// When the last write-back write came: uploads make way for a burst.
+    let writeActivity = WriteActivity()
     /// The uploads running now and their bytes sent, for `davgate status`.
     let uploadProgress = NIOLockedValueBox<[Int64: UploadProgress]>([:])
     /// Write-through uploads running now (a PUT waiting for the upstream).

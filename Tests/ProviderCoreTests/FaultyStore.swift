@@ -96,9 +96,17 @@ final class FaultyStore: UpstreamStore {
     /// Runs once the upstream holds an upload, before davgate hears back.
     let afterUpload = NIOLockedValueBox<(@Sendable (ItemPath) async throws -> Void)?>(nil)
 
+    /// Uploads running now, and the most that ran at once (reset it to
+    /// watch a stretch of time).
+    let uploadsInFlight = NIOLockedValueBox(0)
+    let mostUploadsInFlight = NIOLockedValueBox(0)
+
     func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation, progress: UploadProgress?) async throws -> UpstreamEntry {
         uploadsBegun.withLockedValue { $0.append(path) }
         try check("upload")
+        let running = uploadsInFlight.withLockedValue { $0 += 1; return $0 }
+        mostUploadsInFlight.withLockedValue { $0 = max($0, running) }
+        defer { uploadsInFlight.withLockedValue { $0 -= 1 } }
         try await Task.sleep(for: uploadLinger.withLockedValue { $0 })
         let entry = try await base.upload(file, to: path, expecting: expecting, progress: progress)
         try await afterUpload.withLockedValue { $0 }?(path)
