@@ -164,3 +164,28 @@ size_t davgate_release_loader_tables(void) {
     if (tables.length == 0 || madvise(tables.start, tables.length, MADV_DONTNEED) != 0) return 0;
     return tables.length;
 }
+
+struct davgate_loader_tables davgate_find_code(void) {
+    struct davgate_loader_tables code = { NULL, 0 };
+    struct main_program program = { 0, NULL, 0, 0 };
+    dl_iterate_phdr(first_object, &program);
+    if (!program.found || has_text_relocations(&program)) return code;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i < program.count; i++) {
+        const ElfW(Phdr) *header = &program.headers[i];
+        if (header->p_type != PT_LOAD || !(header->p_flags & PF_X) || (header->p_flags & PF_W)) continue;
+        uintptr_t start = (program.bias + header->p_vaddr + page - 1) & ~(page - 1);
+        uintptr_t end = (program.bias + header->p_vaddr + header->p_memsz) & ~(page - 1);
+        if (end <= start) continue;
+        code.start = (void *)start;
+        code.length = end - start;
+        break;
+    }
+    return code;
+}
+
+size_t davgate_release_code(void) {
+    struct davgate_loader_tables code = davgate_find_code();
+    if (code.length == 0 || madvise(code.start, code.length, MADV_DONTNEED) != 0) return 0;
+    return code.length;
+}

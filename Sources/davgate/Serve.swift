@@ -132,6 +132,7 @@ struct Serve: AsyncParsableCommand {
             heartbeat?.listening(on: port)
             let domains = config.domains.map { "\(scheme)://\(host):\(port)/\($0.name)/" }.joined(separator: ", ")
             say("davgate listening on \(scheme)://\(host):\(port)/ serving \(domains)")
+            LoaderTables.releaseCode()
             if let failure = notifier.notify("READY=1\nSTATUS=serving \(domains)") {
                 logger.warning("\(failure)")
             }

@@ -47,4 +47,25 @@ import Testing
         defer { dlclose(program) }
         #expect(dlsym(program, "malloc") != nil)
     }
+
+    @Test("the test binary's code is found, paged out, and still runs and reads the same",
+          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/pagemap"), "no /proc here"))
+    func releasesCode() throws {
+        let span = LoaderTables.codeSpan
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        try #require(span.count >= 64 * page, "code: \(span.count) bytes")
+        // Read in whole (so there is something to give back), kept to
+        // compare.
+        let before = Array(span)
+        let resident = try Self.residentPages(span)
+        #expect(resident == span.count / page, "resident before: \(resident) of \(span.count / page)")
+
+        // This test's own code is in the span: it goes on running after.
+        #expect(LoaderTables.releaseCode() == span.count)
+        let after = try Self.residentPages(span)
+        // The code running meanwhile (this test, others beside it) faults
+        // its pages back, 16 at a time: most of the span stays out.
+        #expect(after * 2 < resident, "resident after: \(after) of \(span.count / page)")
+        #expect(Array(span) == before)
+    }
 }

@@ -21,4 +21,15 @@ struct davgate_loader_tables davgate_find_loader_tables(void);
 /// not), 0 if none.
 size_t davgate_release_loader_tables(void);
 
+/// The pages wholly inside the running program's executable segment (its
+/// code, and what the linker put beside it: read-only data, unwind
+/// tables); length 0 when there is none or it was written to (text
+/// relocations).
+struct davgate_loader_tables davgate_find_code(void);
+
+/// Drops those pages from the process's resident set, as above: what runs
+/// next faults its pages back in from the page cache. Returns the bytes
+/// advised, 0 if none.
+size_t davgate_release_code(void);
+
 #endif
