@@ -22,12 +22,18 @@ public struct UploadPolicy: Sendable, Equatable {
     public var dirtyBudget: Int64?
     /// Uploads of different files that may run at once.
     public var parallelism: Int
+    /// How long after a write the domain counts as taking writes, one
+    /// upload at a time (`WriteActivity`). Not a setting: tests on a busy
+    /// machine widen it.
+    public var burstWindow: Duration
 
-    public init(quietDelay: TimeInterval = 2, maxAge: TimeInterval = 7 * 86_400, dirtyBudget: Int64? = nil, parallelism: Int = 4) {
+    public init(quietDelay: TimeInterval = 2, maxAge: TimeInterval = 7 * 86_400, dirtyBudget: Int64? = nil, parallelism: Int = 4,
+                burstWindow: Duration = .milliseconds(250)) {
         self.quietDelay = quietDelay
         self.maxAge = maxAge
         self.dirtyBudget = dirtyBudget
         self.parallelism = parallelism
+        self.burstWindow = burstWindow
     }
 }
 
@@ -131,7 +137,7 @@ extension Provider {
                     var startedNow = 0
                     // While writes keep coming, one upload at a time
                     // (`WriteActivity`); at full width once they stop.
-                    let width = writeActivity.isBusy ? 1 : uploads.parallelism
+                    let width = writeActivity.wroteWithin(uploads.burstWindow) ? 1 : uploads.parallelism
                     do {
                         if due.isEmpty || ContinuousClock.now - dueRead >= .milliseconds(250) {
                             await removeSettledOutbox()

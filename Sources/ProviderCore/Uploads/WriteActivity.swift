@@ -13,17 +13,14 @@ final class WriteActivity: Sendable {
     private let last = Atomic<Int64>(0)
     private let origin = ContinuousClock.now
 
-    /// How long after a write the domain still counts as taking writes.
-    static let window: Duration = .milliseconds(250)
-
     func noteWrite() {
         last.store(Self.nanoseconds(ContinuousClock.now - origin), ordering: .relaxed)
     }
 
-    /// Whether a write came within `window`.
-    var isBusy: Bool {
+    /// Whether a write came within `window` (`UploadPolicy.burstWindow`).
+    func wroteWithin(_ window: Duration) -> Bool {
         let written = last.load(ordering: .relaxed)
-        return written != 0 && Self.nanoseconds(ContinuousClock.now - origin) - written < Self.nanoseconds(Self.window)
+        return written != 0 && Self.nanoseconds(ContinuousClock.now - origin) - written < Self.nanoseconds(window)
     }
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {
