@@ -23,17 +23,19 @@ public struct UploadPolicy: Sendable, Equatable {
     /// Uploads of different files that may run at once.
     public var parallelism: Int
     /// How long after a write the domain counts as taking writes, one
-    /// upload at a time (`WriteActivity`). Not a setting: tests on a busy
-    /// machine widen it.
+    /// upload at a time (`WriteActivity`), and for how long at most in
+    /// one go. Not settings: tests on a busy machine widen them.
     public var burstWindow: Duration
+    public var burstLimit: Duration
 
     public init(quietDelay: TimeInterval = 2, maxAge: TimeInterval = 7 * 86_400, dirtyBudget: Int64? = nil, parallelism: Int = 4,
-                burstWindow: Duration = .milliseconds(250)) {
+                burstWindow: Duration = .milliseconds(250), burstLimit: Duration = .seconds(30)) {
         self.quietDelay = quietDelay
         self.maxAge = maxAge
         self.dirtyBudget = dirtyBudget
         self.parallelism = parallelism
         self.burstWindow = burstWindow
+        self.burstLimit = burstLimit
     }
 }
 
@@ -56,7 +58,7 @@ extension Provider {
                                                     content: request.content, checksum: request.checksum)
         // Committed: a crash from here on is repaired by `recoverJournal`.
         try cache.installFromOutbox(name, for: item.id, new: existing == nil)
-        writeActivity.noteWrite()
+        writeActivity.noteWrite(window: uploads.burstWindow)
         return WriteOutcome(item: item, created: existing == nil)
     }
 
@@ -65,6 +67,11 @@ extension Provider {
     /// have come between the journal's commit and the link), and outbox
     /// files no row names (a crash before the commit) go.
     public func recoverJournal() async throws {
+        // What the last run committed without an fsync (upload completions,
+        // `IndexStore.completeUpload`) is made durable before an outbox
+        // file whose row it removed is deleted below: a power cut after
+        // the deletion must not bring back that row.
+        try await index.sync()
         // Small writes' outbox files were never fsynced: a crash may have
         // left them short or empty, the journal has their bytes.
         for write in try await index.inlineWrites(domain: domain) where !cache.outboxHolds(write.file, write.content) {
@@ -129,6 +136,10 @@ extension Provider {
         // to about 140 uploads a second, each of them 5 ms (36 a batch;
         // 2,000 PUTs of 4 KiB through rclone serve s3 took 18 s to drain).
         var dueCut = false
+        // Whether a wake-up is due a burst window from now: the loop waits
+        // for a finished upload, and with one slot held by a long upload
+        // it would not widen when the writes stop.
+        let widenCheck = NIOLockedValueBox(false)
         // A stop asked while the loop waits for a busy slot wakes it too.
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
@@ -137,7 +148,7 @@ extension Provider {
                     var startedNow = 0
                     // While writes keep coming, one upload at a time
                     // (`WriteActivity`); at full width once they stop.
-                    let width = writeActivity.wroteWithin(uploads.burstWindow) ? 1 : uploads.parallelism
+                    let width = writeActivity.burstGoesOn(window: uploads.burstWindow, limit: uploads.burstLimit) ? 1 : uploads.parallelism
                     do {
                         if due.isEmpty || ContinuousClock.now - dueRead >= .milliseconds(250) {
                             await removeSettledOutbox()
@@ -171,6 +182,14 @@ extension Provider {
                         logger.warning("journal: \(error)")
                     }
                     if backlog {
+                        if width < uploads.parallelism, widenCheck.withLockedValue({ armed in defer { armed = true }; return !armed }) {
+                            let window = uploads.burstWindow
+                            group.addTask {
+                                try? await Task.sleep(for: window)
+                                widenCheck.withLockedValue { $0 = false }
+                                uploadFinished.yield()
+                            }
+                        }
                         _ = await nextFinished.next()
                     } else if due.isEmpty, dueCut, startedNow > 0 {
                         // More are due than the read held (something was

@@ -100,6 +100,8 @@ final class FaultyStore: UpstreamStore {
     /// watch a stretch of time).
     let uploadsInFlight = NIOLockedValueBox(0)
     let mostUploadsInFlight = NIOLockedValueBox(0)
+    /// While true, uploads begun wait (counted in flight) until it is false.
+    let uploadsHeld = NIOLockedValueBox(false)
 
     func upload(_ file: URL, to path: ItemPath, expecting: UpstreamExpectation, progress: UploadProgress?) async throws -> UpstreamEntry {
         uploadsBegun.withLockedValue { $0.append(path) }
@@ -107,6 +109,7 @@ final class FaultyStore: UpstreamStore {
         let running = uploadsInFlight.withLockedValue { $0 += 1; return $0 }
         mostUploadsInFlight.withLockedValue { $0 = max($0, running) }
         defer { uploadsInFlight.withLockedValue { $0 -= 1 } }
+        while uploadsHeld.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
         try await Task.sleep(for: uploadLinger.withLockedValue { $0 })
         let entry = try await base.upload(file, to: path, expecting: expecting, progress: progress)
         try await afterUpload.withLockedValue { $0 }?(path)

@@ -88,8 +88,11 @@ protocol IndexStore: Sendable {
     /// before its commit is durable (SQLite: no wait for the log's fsync):
     /// a power loss that takes it back leaves the rows, and their upload
     /// runs again over our own file, which `Provider.holdsCutUpload`
-    /// recognises. So the caller deletes the returned files only after
-    /// `sync()` (`Provider.removeSettledOutbox`).
+    /// recognises where the store keeps modification times to the
+    /// microsecond (a folder; a WebDAV upstream keeps seconds, and there
+    /// such an upload becomes a conflict copy of itself, as after a kill
+    /// between an upload and its completion). So the caller deletes the
+    /// returned files only after `sync()` (`Provider.removeSettledOutbox`).
     func completeUpload(_ entry: JournalEntry, uploaded: UpstreamEntry) async throws -> [String]
     func abandonUpload(_ entry: JournalEntry, upstream: UpstreamEntry?) async throws -> (files: [String], stillDirty: Bool)
     func uploadFailed(_ entry: JournalEntry, error: String, next: Date, failed: Bool, reached: Bool) async throws
