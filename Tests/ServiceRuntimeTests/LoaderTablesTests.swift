@@ -19,29 +19,30 @@ import Testing
         }
     }
 
+    /// Reads `span` in whole (so there is something to give back), has
+    /// `release` give it back, and checks that most of it left the
+    /// resident set and that it reads the same bytes again. Tests running
+    /// meanwhile fault pages back (a lazily bound function in this debug
+    /// build, the code they run), up to 16 neighbours each: most stay out.
+    static func pagesOutAndBack(_ span: UnsafeRawBufferPointer, _ release: () -> Int) throws {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        #expect(Int(bitPattern: span.baseAddress) % page == 0 && span.count % page == 0)
+        let before = Array(span)
+        let resident = try residentPages(span)
+        #expect(resident == span.count / page, "resident before: \(resident) of \(span.count / page)")
+        #expect(release() == span.count)
+        let after = try residentPages(span)
+        #expect(after * 2 < resident, "resident after: \(after) of \(span.count / page)")
+        #expect(Array(span) == before)
+    }
+
     @Test("the test binary's relocations and symbol tables are found, paged out, and read back unchanged, by a symbol lookup too",
           .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/pagemap"), "no /proc here"))
     func releasesAndRefaults() throws {
         let span = LoaderTables.span
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         // A Swift test binary has thousands of symbols and relocations.
-        try #require(span.count >= 16 * page, "span: \(span.count) bytes")
-        #expect(Int(bitPattern: span.baseAddress) % page == 0 && span.count % page == 0)
-
-        // Read in whole (so there is something to give back) and kept.
-        let before = Array(span)
-        let resident = try Self.residentPages(span)
-        #expect(resident == span.count / page, "resident before: \(resident) of \(span.count / page)")
-
-        #expect(LoaderTables.release() == span.count)
-        // Tests running meanwhile bind functions lazily in this debug build,
-        // and each lookup faults in up to 16 neighbouring pages: most of the
-        // span stays out.
-        let after = try Self.residentPages(span)
-        #expect(after * 2 < resident, "resident after: \(after) of \(span.count / page)")
-
-        // Read again, every byte is the file's as before.
-        #expect(Array(span) == before)
+        try #require(span.count >= 16 * Int(sysconf(Int32(_SC_PAGESIZE))), "span: \(span.count) bytes")
+        try Self.pagesOutAndBack(span) { LoaderTables.release() }
         // A symbol lookup searches the program's own hash table first.
         let program = try #require(dlopen(nil, RTLD_NOW))
         defer { dlclose(program) }
@@ -52,20 +53,8 @@ import Testing
           .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/pagemap"), "no /proc here"))
     func releasesCode() throws {
         let span = LoaderTables.codeSpan
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        try #require(span.count >= 64 * page, "code: \(span.count) bytes")
-        // Read in whole (so there is something to give back), kept to
-        // compare.
-        let before = Array(span)
-        let resident = try Self.residentPages(span)
-        #expect(resident == span.count / page, "resident before: \(resident) of \(span.count / page)")
-
+        try #require(span.count >= 64 * Int(sysconf(Int32(_SC_PAGESIZE))), "code: \(span.count) bytes")
         // This test's own code is in the span: it goes on running after.
-        #expect(LoaderTables.releaseCode() == span.count)
-        let after = try Self.residentPages(span)
-        // The code running meanwhile (this test, others beside it) faults
-        // its pages back, 16 at a time: most of the span stays out.
-        #expect(after * 2 < resident, "resident after: \(after) of \(span.count / page)")
-        #expect(Array(span) == before)
+        try Self.pagesOutAndBack(span) { LoaderTables.releaseCode() }
     }
 }
