@@ -42,14 +42,14 @@ struct ListingFreshnessTests {
             try g.writeUpstream("quiet/late.txt", Data("late\n".utf8))
             let made = ContinuousClock.now
             var listedAfter: Duration?
-            var sinceLastWrite: Duration = .zero
+            var listedAt = ContinuousClock.now
             var listings = 0
             while ContinuousClock.now - made < .seconds(8) {
                 let listing = try await g.client.send("PROPFIND", "/lazy/quiet/", headers: [("Depth", "1")])
                 listings += 1
                 if listing.text.contains("/lazy/quiet/late.txt") {
-                    listedAfter = ContinuousClock.now - made
-                    sinceLastWrite = ContinuousClock.now - lastWrite.withLockedValue { $0 }
+                    listedAt = ContinuousClock.now
+                    listedAfter = listedAt - made
                     break
                 }
                 try await Task.sleep(for: .milliseconds(100))
@@ -58,7 +58,14 @@ struct ListingFreshnessTests {
             var written = 0
             for writer in writers { written += try await writer.value }
             #expect(listedAfter != nil, "late.txt listed while the writes went on (\(listings) listings over 8 s, \(written) PUTs)")
-            #expect(sinceLastWrite < .milliseconds(500), "the writes were still landing when it was listed: the last \(sinceLastWrite) before")
+            // The writes went on until it was listed: the last one answered
+            // (those in flight when the listing came included) is no older
+            // than half a second before it. Measured at the listing itself,
+            // one grouped fsync held for seconds by a loaded disk (the
+            // whole suite runs beside it) failed this once.
+            let lastAnswered = lastWrite.withLockedValue { $0 }
+            #expect(lastAnswered > listedAt - .milliseconds(500),
+                    "the writes were still landing when it was listed: the last answered \(listedAt - lastAnswered) before")
             #expect(written > 20, "the writes ran throughout: \(written) PUTs")
         }
     }
