@@ -159,10 +159,14 @@ struct davgate_loader_tables davgate_find_loader_tables(void) {
     return tables;
 }
 
+/// MADV_DONTNEED on a span found above; the bytes advised, 0 if none.
+static size_t release(struct davgate_loader_tables span) {
+    if (span.length == 0 || madvise(span.start, span.length, MADV_DONTNEED) != 0) return 0;
+    return span.length;
+}
+
 size_t davgate_release_loader_tables(void) {
-    struct davgate_loader_tables tables = davgate_find_loader_tables();
-    if (tables.length == 0 || madvise(tables.start, tables.length, MADV_DONTNEED) != 0) return 0;
-    return tables.length;
+    return release(davgate_find_loader_tables());
 }
 
 struct davgate_loader_tables davgate_find_code(void) {
@@ -185,7 +189,5 @@ struct davgate_loader_tables davgate_find_code(void) {
 }
 
 size_t davgate_release_code(void) {
-    struct davgate_loader_tables code = davgate_find_code();
-    if (code.length == 0 || madvise(code.start, code.length, MADV_DONTNEED) != 0) return 0;
-    return code.length;
+    return release(davgate_find_code());
 }
