@@ -22,9 +22,9 @@ public struct UploadPolicy: Sendable, Equatable {
     public var dirtyBudget: Int64?
     /// Uploads of different files that may run at once.
     public var parallelism: Int
-    /// How long after a write the domain counts as taking writes, one
-    /// upload at a time (`WriteActivity`), and for how long at most in
-    /// one go. Not settings: tests on a busy machine widen them.
+    /// How long after a write the domain counts as taking writes, its
+    /// uploads waiting (`WriteActivity`), and for how long at most in one
+    /// go. Not settings: tests on a busy machine widen them.
     public var burstWindow: Duration
     public var burstLimit: Duration
 
@@ -53,12 +53,14 @@ extension Provider {
                 throw ProviderError.dirtyBudgetExceeded(pending: pending, budget: budget)
             }
         }
+        // Before the commit, so that the uploader never finds the row of a
+        // burst's first write without counting the burst.
+        writeActivity.noteWrite(window: uploads.burstWindow)
         let item = try await index.recordLocalWrite(existing: existing, parent: parent.id, domain: domain, name: request.path.last!,
                                                     size: request.size, modified: request.modified ?? Date(), file: name,
                                                     content: request.content, checksum: request.checksum)
         // Committed: a crash from here on is repaired by `recoverJournal`.
         try cache.installFromOutbox(name, for: item.id, new: existing == nil)
-        writeActivity.noteWrite(window: uploads.burstWindow)
         return WriteOutcome(item: item, created: existing == nil)
     }
 
@@ -146,9 +148,9 @@ extension Provider {
                 while !Task.isCancelled, !Task.isShuttingDownGracefully {
                     var backlog = false
                     var startedNow = 0
-                    // While writes keep coming, one upload at a time
+                    // While writes keep coming, no upload starts
                     // (`WriteActivity`); at full width once they stop.
-                    let width = writeActivity.burstGoesOn(window: uploads.burstWindow, limit: uploads.burstLimit) ? 1 : uploads.parallelism
+                    let width = writeActivity.burstGoesOn(window: uploads.burstWindow, limit: uploads.burstLimit) ? 0 : uploads.parallelism
                     do {
                         if due.isEmpty || ContinuousClock.now - dueRead >= .milliseconds(250) {
                             await removeSettledOutbox()

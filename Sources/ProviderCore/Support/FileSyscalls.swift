@@ -6,15 +6,18 @@ import Glibc
 
 /// fsync(2) of the file or folder at `path`, blocking; false when there is
 /// nothing at `path`.
+/// - Parameter dataOnly: fdatasync(2), for a file whose bytes and size
+///   matter but not its times: the inode is written only when the size or
+///   the blocks changed, not for every new modification time.
 @discardableResult
-func fsync(path: String) throws -> Bool {
+func fsync(path: String, dataOnly: Bool = false) throws -> Bool {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else {
         if errno == ENOENT { return false }
         throw ProviderError.local("cannot open \(path) to sync it: \(String(cString: strerror(errno)))")
     }
     defer { close(fd) }
-    guard fsync(fd) == 0 else { throw ProviderError.local("cannot sync \(path): \(String(cString: strerror(errno)))") }
+    guard (dataOnly ? fdatasync(fd) : fsync(fd)) == 0 else { throw ProviderError.local("cannot sync \(path): \(String(cString: strerror(errno)))") }
     return true
 }
 

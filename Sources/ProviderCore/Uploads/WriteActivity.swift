@@ -2,15 +2,19 @@ import Synchronization
 
 /// When the domain last took a write-back write, and since when writes
 /// have kept coming, so that its uploads make way for a burst of writes:
-/// while writes keep arriving, one upload runs at a time rather than
-/// `upload_parallelism` (`Provider.runUploads`), for `burstLimit` at most.
+/// while writes keep arriving, no upload starts (`Provider.runUploads`),
+/// for `burstLimit` at most; the journal drains at `upload_parallelism`
+/// once they pause.
 ///
-/// Why: on a disk an upload of a small file to a folder upstream is two
-/// fsyncs (its bytes, the folder), and the PUTs of the burst wait for
-/// fsyncs of their own. With four uploads beside them, 10,000 PUTs of
-/// 4 KiB ran at 841-1,017 files/s in `scripts/bench`. Why a limit: a
-/// domain that never pauses (a backup writing for hours) must not have
-/// its journal drained at a quarter of its width all that time.
+/// Why: the PUTs are what a client waits for, the uploads only what the
+/// upstream waits for, and every write is durable in the journal before
+/// its answer. On a disk an upload of a small file to a folder upstream is
+/// two fsyncs (its bytes, the folder) and costs the server about twice a
+/// PUT's CPU. With four uploads beside the burst, 10,000 PUTs of 4 KiB ran
+/// at 841-1,017 files/s in `scripts/bench`; with one, 1,487-1,589; with
+/// none (the uploads held), 1,447-1,759 against 1,119-1,640 in three pairs
+/// of 10,000 on this machine's disk. Why a limit: a domain that never
+/// pauses (a backup writing for hours) must still have its journal drained.
 final class WriteActivity: Sendable {
     /// Nanoseconds on the continuous clock since `origin`; 0: none yet.
     private let last = Atomic<Int64>(0)
