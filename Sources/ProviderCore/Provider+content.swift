@@ -86,7 +86,7 @@ extension Provider {
     /// `folder`: the id of the folder the index knew at the path before
     /// the coordination, which the change starts confined to.
     private func commit(_ request: WriteRequest, look: TargetLook?, in folder: Int64?) async throws -> WriteOutcome {
-        try await mutate(confinedTo: .members(of: folder)) {
+        try await mutate(confinedTo: .members(of: folder), expectingSync: request.outbox != nil) {
             // An outbox file is the journal's to remove.
             defer { if request.outbox == nil { cache.discard(request.file) } }
             var outcome = try await commitCoordinated(request, look: look, startedIn: folder)

@@ -275,8 +275,9 @@ public final class Provider: Sendable {
     /// other instances' refreshes discard theirs too.
     /// `scope`: what the change may alter until it confines itself further
     /// (`NamespaceClock.confine`); everything unless the caller knows.
-    func mutate<T: Sendable>(confinedTo scope: NamespaceClock.Scope = .everything, _ body: () async throws -> T) async throws -> T {
-        try await coordinated {
+    func mutate<T: Sendable>(confinedTo scope: NamespaceClock.Scope = .everything, expectingSync: Bool = false,
+                             _ body: () async throws -> T) async throws -> T {
+        try await coordinated(expectingSync: expectingSync) {
             try await namespaceClock.change(confinedTo: scope) {
                 try await index.moveNamespaceClock(domain: domain, .changeBegan)
                 let outcome: Result<T, any Error>

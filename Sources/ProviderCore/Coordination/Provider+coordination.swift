@@ -24,8 +24,12 @@ extension Provider {
     /// was let in (`DurabilityScope`), and before this returns, failed or
     /// not: the commit of one writer and the fsync of the one before it
     /// overlap, which is where a domain's small-write rate comes from.
-    func coordinated<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    /// - Parameter expectingSync: a write-back commit, which will sync: said
+    ///   to the index before the coordination is waited for, so that a sync
+    ///   starting meanwhile waits a moment for it (`IndexStore.expectSync`).
+    func coordinated<T: Sendable>(expectingSync: Bool = false, _ body: () async throws -> T) async throws -> T {
         let scope = DurabilityScope()
+        if expectingSync { index.expectSync() }
         let outcome: Result<T, any Error>
         do {
             outcome = .success(try await DurabilityScope.$current.withValue(scope) {
@@ -35,7 +39,11 @@ extension Provider {
         } catch {
             outcome = .failure(error)
         }
-        if scope.close() { try await index.sync() }
+        if scope.close() {
+            try await index.sync(expected: expectingSync)
+        } else if expectingSync {
+            index.expectedSyncDropped()
+        }
         return try outcome.get()
     }
 

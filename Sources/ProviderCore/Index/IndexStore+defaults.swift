@@ -22,6 +22,8 @@ extension IndexStore {
 
     func markListed(id: Int64) async throws { try await markListed(id: id, at: Date()) }
 
+    func sync() async throws { try await sync(expected: false) }
+
     func applyListingPage(folder: Int64, domain: String, entries: [UpstreamEntry], pass: Int64) async throws -> ListingEffects {
         try await applyListingPage(folder: folder, domain: domain, entries: entries, pass: pass, namespace: nil)
     }

@@ -133,7 +133,15 @@ protocol IndexStore: Sendable {
 
     /// Returns once every write committed before the call is durable (the
     /// owner of a `DurabilityScope` calls it after closing the scope).
-    func sync() async throws
+    /// - Parameter expected: the caller announced it (`expectSync`).
+    func sync(expected: Bool) async throws
+
+    /// A write-back commit entering the domain's coordination will ask for
+    /// a `sync` once it leaves, or say it will not
+    /// (`expectedSyncDropped`): a grouped fsync about to start waits a
+    /// moment for it (`GroupSync.expect`).
+    func expectSync()
+    func expectedSyncDropped()
 
     // MARK: Coordination between instances (a shared index)
     // The embedded index serves one process, whose memory coordinates it;

@@ -1,3 +1,4 @@
+import Dispatch
 import NIOConcurrencyHelpers
 import NIOPosix
 
@@ -11,48 +12,121 @@ import NIOPosix
 /// outbox entry would survive power loss. One fsync each per PUT, taken in
 /// turn, held the whole domain to the disk's fsync rate (issue 14: 766
 /// files/s with 8 clients); one per round serves every client waiting.
+///
+/// A caller may say beforehand that it will ask soon (`expect`): a round
+/// about to start then waits, up to `gatherLimit`, for the callers expected
+/// before it, so that they share its fsync rather than each start the
+/// next. Why: in a burst of small PUTs from 8 clients a round served 1.7 of
+/// them, the others still committing one after another under the domain's
+/// coordination, and each fsync of the log cost the server about 135 us of
+/// CPU on this machine's disk, where the PUTs were bound by the CPU.
 final class GroupSync: Sendable {
     private typealias Waiter = CheckedContinuation<Void, any Error>
 
     private struct State {
         var running = false
         var waiting: [Waiter] = []
+        /// Callers that said they would ask (`expect`), and how many of
+        /// them have asked or given up.
+        var expected = 0
+        var arrived = 0
+        /// While a round waits for the callers expected before it: the
+        /// count of arrivals it waits for.
+        var gatheringUntil: Int?
     }
 
     private let state = NIOLockedValueBox(State())
     private let sync: @Sendable () throws -> Void
+    private let gatherLimit: Duration?
+    /// Signalled by the arrival a gathering round waits for.
+    private let gathered = DispatchSemaphore(value: 0)
 
     /// `sync` makes durable everything done before it starts; it runs on
     /// the blocking pool, never on an event loop.
-    init(_ sync: @escaping @Sendable () throws -> Void) {
+    /// - Parameter gatherLimit: how long a round waits for expected
+    ///   callers; nil: it never waits.
+    init(gatherLimit: Duration? = nil, _ sync: @escaping @Sendable () throws -> Void) {
+        self.gatherLimit = gatherLimit
         self.sync = sync
     }
 
+    /// The caller will ask for a sync soon, or say it will not
+    /// (`expectationDropped`).
+    func expect() {
+        state.withLockedValue { $0.expected += 1 }
+    }
+
+    /// An expected caller will not ask after all.
+    func expectationDropped() {
+        if state.withLockedValue({ Self.arrive(&$0) }) { gathered.signal() }
+    }
+
     /// Returns once a sync that started after this call has succeeded.
-    func sync() async throws {
+    /// - Parameter expected: the caller announced this call (`expect`).
+    func sync(expected: Bool = false) async throws {
         try await withCheckedThrowingContinuation { (waiter: Waiter) in
-            let start = state.withLockedValue { state -> Bool in
+            let (start, signal) = state.withLockedValue { state -> (Bool, Bool) in
                 state.waiting.append(waiter)
-                guard !state.running else { return false }
+                let signal = expected && Self.arrive(&state)
+                guard !state.running else { return (false, signal) }
                 state.running = true
-                return true
+                return (true, signal)
             }
+            if signal { gathered.signal() }
             if start { blockingPool.submit { _ in self.runRounds() } }
         }
+    }
+
+    /// Counts an arrival; true when it is the last one a gathering round
+    /// waits for (the caller then signals it).
+    private static func arrive(_ state: inout State) -> Bool {
+        state.arrived += 1
+        guard let until = state.gatheringUntil, state.arrived >= until else { return false }
+        state.gatheringUntil = nil
+        return true
     }
 
     /// Rounds until nobody waits: take every waiter, sync, answer them.
     private func runRounds() {
         while true {
-            let round = state.withLockedValue { state -> [Waiter] in
+            var round = state.withLockedValue { state -> [Waiter] in
                 let round = state.waiting
                 state.waiting.removeAll()
                 if round.isEmpty { state.running = false }
                 return round
             }
             guard !round.isEmpty else { return }
+            if let gatherLimit, gatherExpected(for: gatherLimit) {
+                round += state.withLockedValue { state in
+                    defer { state.waiting.removeAll() }
+                    return state.waiting
+                }
+            }
             let result = Result { try sync() }
             for waiter in round { waiter.resume(with: result) }
         }
+    }
+
+    /// Waits up to `limit` until every caller expected so far has asked
+    /// (or given up); false when none was awaited.
+    private func gatherExpected(for limit: Duration) -> Bool {
+        let awaiting = state.withLockedValue { state -> Bool in
+            guard state.arrived < state.expected else { return false }
+            state.gatheringUntil = state.expected
+            return true
+        }
+        guard awaiting else { return false }
+        let (seconds, attoseconds) = limit.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        if gathered.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut {
+            // An arrival that signalled just as the wait ended left its
+            // signal behind: taken here, so the next round does not find it.
+            let signalled = state.withLockedValue { state -> Bool in
+                defer { state.gatheringUntil = nil }
+                return state.gatheringUntil == nil
+            }
+            if signalled { gathered.wait() }
+        }
+        return true
     }
 }

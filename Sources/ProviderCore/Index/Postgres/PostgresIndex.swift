@@ -86,7 +86,9 @@ final class PostgresIndex: Sendable {
     }
 
     /// Commits are durable when they return: nothing to wait for.
-    func sync() async throws {}
+    func sync(expected: Bool) async throws {}
+    func expectSync() {}
+    func expectedSyncDropped() {}
 
     // MARK: Transactions
 

@@ -142,6 +142,11 @@ final class SQLiteIndex: IndexStore {
         return Int(current)
     }
 
+    /// How long a round of the log's fsync waits for the write-back commits
+    /// expected before it (`GroupSync.expect`): about what eight small
+    /// commits under the domain's coordination take on this machine.
+    static let logGatherLimit = Duration.milliseconds(1)
+
     /// The grouped fsync of the write-ahead log (and, the first time, of the
     /// folder holding it, which the log may just have been created in).
     /// fdatasync, as SQLite syncs its own log and PostgreSQL its WAL on
@@ -153,7 +158,7 @@ final class SQLiteIndex: IndexStore {
     private static func logSync(of file: URL) -> GroupSync {
         let log = file.path + "-wal", folder = file.deletingLastPathComponent().path
         let folderSynced = NIOLockedValueBox(false)
-        return GroupSync {
+        return GroupSync(gatherLimit: logGatherLimit) {
             // No log: nothing was written since the last connection closed
             // and checkpointed it into the database file.
             _ = try fsync(path: log, dataOnly: true) || fsync(path: file.path)
@@ -310,8 +315,16 @@ final class SQLiteIndex: IndexStore {
     }
 
     /// Returns once every write committed before the call is durable.
-    func sync() async throws {
-        try await logSync.sync()
+    func sync(expected: Bool) async throws {
+        try await logSync.sync(expected: expected)
+    }
+
+    func expectSync() {
+        logSync.expect()
+    }
+
+    func expectedSyncDropped() {
+        logSync.expectationDropped()
     }
 
     static var migrator: DatabaseMigrator {
