@@ -50,6 +50,8 @@ extension Provider {
             // What an item's newer write replaces no longer counts.
             let pending = try await index.pendingBytes(domain: domain, except: existing?.id)
             guard pending + request.size <= budget else {
+                // The uploads must not wait for a burst: they free the budget.
+                writeActivity.noteBudgetRefusal()
                 throw ProviderError.dirtyBudgetExceeded(pending: pending, budget: budget)
             }
         }
@@ -108,7 +110,8 @@ extension Provider {
     /// come, not under a lock) are uploaded, oldest first; while more are
     /// due than run at once, each finished upload starts the next at once
     /// (a quarter second between batches held a backlog of small files to
-    /// about 20 a second, issue 14). It runs in
+    /// about 20 a second, issue 14). While write-back writes keep arriving
+    /// none starts, for `burstLimit` at most (`WriteActivity`). It runs in
     /// write-through too: a domain switched from write-back still delivers
     /// what its journal holds.
     ///
@@ -139,18 +142,22 @@ extension Provider {
         // 2,000 PUTs of 4 KiB through rclone serve s3 took 18 s to drain).
         var dueCut = false
         // Whether a wake-up is due a burst window from now: the loop waits
-        // for a finished upload, and with one slot held by a long upload
-        // it would not widen when the writes stop.
+        // for a finished upload, and with none in flight (the uploads held
+        // for a burst) or one slot held by a long upload it would not
+        // widen when the writes stop.
         let widenCheck = NIOLockedValueBox(false)
+        // Since when due uploads have been held for writes: a burst made
+        // of writes just over a window apart begins anew with each of
+        // them, and `WriteActivity`'s own limit never comes; this one
+        // does.
+        var heldSince: ContinuousClock.Instant?
         // A stop asked while the loop waits for a busy slot wakes it too.
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 while !Task.isCancelled, !Task.isShuttingDownGracefully {
                     var backlog = false
                     var startedNow = 0
-                    // While writes keep coming, no upload starts
-                    // (`WriteActivity`); at full width once they stop.
-                    let width = writeActivity.burstGoesOn(window: uploads.burstWindow, limit: uploads.burstLimit) ? 0 : uploads.parallelism
+                    var width = uploads.parallelism
                     do {
                         if due.isEmpty || ContinuousClock.now - dueRead >= .milliseconds(250) {
                             await removeSettledOutbox()
@@ -158,6 +165,17 @@ extension Provider {
                             // their places past a few held back by locks.
                             let batch = try await dueBatch(limit: uploads.parallelism + 32)
                             (due, dueCut, dueRead) = (batch.entries[...], batch.cut, .now)
+                        }
+                        // While writes keep coming, no upload starts
+                        // (`WriteActivity`), for `burstLimit` at most; at
+                        // full width once they stop. Judged after the
+                        // journal's read, so that a row committed during
+                        // the read was noted as a write before it.
+                        if writeActivity.burstGoesOn(window: uploads.burstWindow, limit: uploads.burstLimit) {
+                            if !due.isEmpty, heldSince == nil { heldSince = .now }
+                            if ContinuousClock.now - (heldSince ?? .now) < uploads.burstLimit { width = 0 }
+                        } else {
+                            heldSince = nil
                         }
                         while let entry = due.first {
                             let id = entry.itemID

@@ -58,14 +58,14 @@ struct GroupSyncTests {
     /// A round waits for the callers expected before it (`expect`), up to
     /// its limit: one sync then serves a caller that asked after the round
     /// began. Without the wait that caller needs a second round.
-    @Test("a round waits for an expected caller and one sync serves both; a dropped expectation ends the wait; a wait that runs out leaves no stale signal",
+    @Test("a round waits for an expected caller and one sync serves both; a dropped expectation or an urgent caller ends the wait; a wait that runs out still counts the late arrival",
           .timeLimit(.minutes(1)))
     func roundsGatherExpectedCallers() async throws {
         let rounds = NIOLockedValueBox(0)
         let group = GroupSync(gatherLimit: .seconds(20)) { rounds.withLockedValue { $0 += 1 } }
         group.expect()
         async let first: Void = group.sync()
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(await eventually { group.isGathering }, "the round did not wait for the expected caller")
         try await group.sync(expected: true)
         try await first
         #expect(rounds.withLockedValue { $0 } == 1, "the expected caller got a round of its own")
@@ -73,25 +73,34 @@ struct GroupSyncTests {
         // Given up: the round goes on at once, not after its 20 s.
         group.expect()
         async let second: Void = group.sync()
-        try await Task.sleep(for: .milliseconds(200))
-        let dropped = ContinuousClock.now
+        #expect(await eventually { group.isGathering })
         group.expectationDropped()
         try await second
-        #expect(ContinuousClock.now - dropped < .seconds(5))
         #expect(rounds.withLockedValue { $0 } == 2)
 
-        // Nobody comes: the round waits its limit, then syncs.
+        // An urgent caller (one the expected may queue behind) ends the wait.
+        group.expect()
+        async let third: Void = group.sync()
+        #expect(await eventually { group.isGathering })
+        try await group.sync(urgent: true)
+        try await third
+        #expect(group.outstanding == 1)
+        group.expectationDropped()
+        #expect(group.outstanding == 0)
+
+        // Nobody comes: the round waits its limit, then syncs; the late
+        // arrival is counted, so the next expected caller's own round does
+        // not wait for it.
         let brief = GroupSync(gatherLimit: .milliseconds(300)) { rounds.withLockedValue { $0 += 1 } }
         brief.expect()
         let began = ContinuousClock.now
         try await brief.sync()
         #expect(ContinuousClock.now - began >= .milliseconds(250), "the round did not wait for the expected caller")
-        // The late arrival counts, and leaves nothing that would cut the
-        // next round's wait short.
         try await brief.sync(expected: true)
         brief.expect()
         let next = ContinuousClock.now
-        try await brief.sync()
-        #expect(ContinuousClock.now - next >= .milliseconds(250), "a stale signal cut the next round's wait short")
+        try await brief.sync(expected: true)
+        #expect(ContinuousClock.now - next < .milliseconds(250), "an arrival was lost: the round waited for a caller already there")
+        #expect(brief.outstanding == 0)
     }
 }

@@ -17,9 +17,12 @@ import NIOPosix
 /// about to start then waits, up to `gatherLimit`, for the callers expected
 /// before it, so that they share its fsync rather than each start the
 /// next. Why: in a burst of small PUTs from 8 clients a round served 1.7 of
-/// them, the others still committing one after another under the domain's
-/// coordination, and each fsync of the log cost the server about 135 us of
-/// CPU on this machine's disk, where the PUTs were bound by the CPU.
+/// them, the others still queueing for the domain's coordination or
+/// committing under it, and each fsync of the log cost the server about
+/// 135 us of CPU on this machine's disk, where the PUTs were bound by the
+/// CPU. A caller that holds up the expected ones (one asking from inside
+/// the coordination they queue for) asks `urgent`, and its round does not
+/// wait.
 final class GroupSync: Sendable {
     private typealias Waiter = CheckedContinuation<Void, any Error>
 
@@ -33,6 +36,14 @@ final class GroupSync: Sendable {
         /// While a round waits for the callers expected before it: the
         /// count of arrivals it waits for.
         var gatheringUntil: Int?
+        /// A waiter of the next round must not wait for expected callers.
+        var urgent = false
+
+        /// Every waiter, for a round.
+        mutating func takeWaiting() -> [Waiter] {
+            defer { waiting.removeAll() }
+            return waiting
+        }
     }
 
     private let state = NIOLockedValueBox(State())
@@ -62,12 +73,24 @@ final class GroupSync: Sendable {
     }
 
     /// Returns once a sync that started after this call has succeeded.
-    /// - Parameter expected: the caller announced this call (`expect`).
-    func sync(expected: Bool = false) async throws {
+    /// - Parameters:
+    ///   - expected: the caller announced this call (`expect`).
+    ///   - urgent: the caller may be what the expected ones wait for: its
+    ///     round syncs without waiting for them.
+    func sync(expected: Bool = false, urgent: Bool = false) async throws {
         try await withCheckedThrowingContinuation { (waiter: Waiter) in
             let (start, signal) = state.withLockedValue { state -> (Bool, Bool) in
                 state.waiting.append(waiter)
-                let signal = expected && Self.arrive(&state)
+                var signal = expected && Self.arrive(&state)
+                if urgent {
+                    state.urgent = true
+                    // A round gathering now stops waiting: this caller may
+                    // be what the expected ones queue behind.
+                    if state.gatheringUntil != nil {
+                        state.gatheringUntil = nil
+                        signal = true
+                    }
+                }
                 guard !state.running else { return (false, signal) }
                 state.running = true
                 return (true, signal)
@@ -81,6 +104,7 @@ final class GroupSync: Sendable {
     /// waits for (the caller then signals it).
     private static func arrive(_ state: inout State) -> Bool {
         state.arrived += 1
+        assert(state.arrived <= state.expected, "an arrival nobody announced (GroupSync.expect)")
         guard let until = state.gatheringUntil, state.arrived >= until else { return false }
         state.gatheringUntil = nil
         return true
@@ -89,18 +113,15 @@ final class GroupSync: Sendable {
     /// Rounds until nobody waits: take every waiter, sync, answer them.
     private func runRounds() {
         while true {
-            var round = state.withLockedValue { state -> [Waiter] in
-                let round = state.waiting
-                state.waiting.removeAll()
+            var (round, urgent) = state.withLockedValue { state -> ([Waiter], Bool) in
+                let round = state.takeWaiting()
                 if round.isEmpty { state.running = false }
-                return round
+                defer { state.urgent = false }
+                return (round, state.urgent)
             }
             guard !round.isEmpty else { return }
-            if let gatherLimit, gatherExpected(for: gatherLimit) {
-                round += state.withLockedValue { state in
-                    defer { state.waiting.removeAll() }
-                    return state.waiting
-                }
+            if let gatherLimit, !urgent, gatherExpected(for: gatherLimit) {
+                round += state.withLockedValue { $0.takeWaiting() }
             }
             let result = Result { try sync() }
             for waiter in round { waiter.resume(with: result) }
@@ -116,9 +137,7 @@ final class GroupSync: Sendable {
             return true
         }
         guard awaiting else { return false }
-        let (seconds, attoseconds) = limit.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        if gathered.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut {
+        if gathered.wait(timeout: .now() + .nanoseconds(Int(limit.nanoseconds))) == .timedOut {
             // An arrival that signalled just as the wait ended left its
             // signal behind: taken here, so the next round does not find it.
             let signalled = state.withLockedValue { state -> Bool in
@@ -129,4 +148,10 @@ final class GroupSync: Sendable {
         }
         return true
     }
+
+    /// Whether a round is waiting for expected callers now, for the tests.
+    var isGathering: Bool { state.withLockedValue { $0.gatheringUntil != nil } }
+
+    /// Callers announced and not arrived yet, for the tests.
+    var outstanding: Int { state.withLockedValue { $0.expected - $0.arrived } }
 }

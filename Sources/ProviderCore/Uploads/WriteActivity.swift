@@ -23,26 +23,41 @@ final class WriteActivity: Sendable {
     private let burstBegan = Atomic<Int64>(0)
     private let origin = ContinuousClock.now
 
-    /// A write came; `window` is the pause that ends a burst.
+    /// When a write was last refused for the domain's `dirty_budget`: the
+    /// journal must drain then, burst or not.
+    private let refused = Atomic<Int64>(0)
+
+    /// A write came; `window` is the pause that ends a burst. The burst's
+    /// beginning is stored before the write's time, so that a reader that
+    /// sees this write sees the burst it began too.
     func noteWrite(window: Duration) {
-        let now = Self.nanoseconds(ContinuousClock.now - origin)
-        let previous = last.exchange(now, ordering: .relaxed)
-        if previous == 0 || now - previous >= Self.nanoseconds(window) {
+        let now = elapsed()
+        let previous = last.load(ordering: .relaxed)
+        if previous == 0 || now - previous >= window.nanoseconds {
             burstBegan.store(now, ordering: .relaxed)
         }
+        last.store(now, ordering: .releasing)
     }
 
-    /// Whether uploads should make way: a write came within `window`, and
-    /// the writes going on began less than `limit` ago.
+    /// A write was refused because the journal holds `dirty_budget`.
+    func noteBudgetRefusal() {
+        refused.store(elapsed(), ordering: .relaxed)
+    }
+
+    /// Whether uploads should make way: a write came within `window`, the
+    /// writes going on began less than `limit` ago, and no write was
+    /// refused for the budget within `limit`.
     func burstGoesOn(window: Duration, limit: Duration) -> Bool {
-        let written = last.load(ordering: .relaxed)
+        let written = last.load(ordering: .acquiring)
         guard written != 0 else { return false }
-        let now = Self.nanoseconds(ContinuousClock.now - origin)
-        return now - written < Self.nanoseconds(window) && now - burstBegan.load(ordering: .relaxed) < Self.nanoseconds(limit)
+        let now = elapsed()
+        let refusal = refused.load(ordering: .relaxed)
+        if refusal != 0, now - refusal < limit.nanoseconds { return false }
+        return now - written < window.nanoseconds && now - burstBegan.load(ordering: .relaxed) < limit.nanoseconds
     }
 
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return max(1, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    /// Nanoseconds since `origin`, at least 1 (0 means never).
+    private func elapsed() -> Int64 {
+        max(1, (ContinuousClock.now - origin).nanoseconds)
     }
 }

@@ -279,7 +279,7 @@ final class SQLiteIndex: IndexStore {
         // after this commit.
         guard durable else { return result }
         if let scope = DurabilityScope.current, scope.deferSync() { return result }
-        try await logSync.sync()
+        try await logSync.sync(urgent: DurabilityScope.current != nil)
         return result
     }
 
@@ -315,9 +315,17 @@ final class SQLiteIndex: IndexStore {
     }
 
     /// Returns once every write committed before the call is durable.
+    /// Asked from inside a `DurabilityScope` (a write under the domain's
+    /// coordination that could not defer its sync, a flush before a MOVE),
+    /// the sync is urgent: the write-back commits it would wait for are
+    /// queueing behind its caller.
     func sync(expected: Bool) async throws {
-        try await logSync.sync(expected: expected)
+        try await logSync.sync(expected: expected, urgent: DurabilityScope.current != nil)
     }
+
+    /// Write-back commits announced and not yet asking for their sync, for
+    /// the tests.
+    var outstandingExpectedSyncs: Int { logSync.outstanding }
 
     func expectSync() {
         logSync.expect()
