@@ -7,8 +7,9 @@ import Glibc
 /// fsync(2) of the file or folder at `path`, blocking; false when there is
 /// nothing at `path`.
 /// - Parameter dataOnly: fdatasync(2), for a file whose bytes and size
-///   matter but not its times: the inode is written only when the size or
-///   the blocks changed, not for every new modification time.
+///   matter but not its times: a file system may then leave a new
+///   modification time unwritten (ext4 without a journal writes the
+///   inode's block all the same).
 @discardableResult
 func fsync(path: String, dataOnly: Bool = false) throws -> Bool {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
