@@ -281,7 +281,7 @@ final class SQLiteIndex: IndexStore {
         // after this commit.
         guard durable else { return result }
         if let scope = DurabilityScope.current, scope.deferSync() { return result }
-        try await logSync.sync(urgent: DurabilityScope.current != nil)
+        try await sync(expected: false)
         return result
     }
 
