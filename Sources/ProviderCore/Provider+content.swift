@@ -6,7 +6,7 @@ import NIOConcurrencyHelpers
 /// Content writes: durable, conditional uploads (`itemChanged`), with
 /// keep-both conflict handling.
 extension Provider {
-    /// The largest body a write may hand over unsynced with its bytes
+    /// The largest body a write may hand over as bytes, without a file
     /// (`WriteRequest.content`): write-back journals them, and one grouped
     /// fsync of the journal replaces an fsync of each small file. Zero in
     /// write-through, where the upstream takes the bytes before the answer.
@@ -58,10 +58,14 @@ extension Provider {
                 // Before the coordination: the outbox folder's sync is then
                 // grouped with other writers', not waited for by all of them.
                 stamped.outbox = try await cache.adoptInOutbox(request.file, durable: request.content == nil)
-            } else if request.content != nil {
-                // Only the journal keeps unsynced bytes durable.
+            } else if let content = request.content, let modified = stamped.modified {
+                // Taken without a file while the domain wrote back (a reload
+                // switched it since): the upstream takes a file, synced.
                 stamped.content = nil
-                try await blocking { try ContentCache.sync(request.file) }
+                try await blocking {
+                    unlink(request.file.path)
+                    try createFile(request.file.path, holding: content, modified: modified, synced: true)
+                }
             }
             // Asked now, in parallel with other writers, not under the
             // coordination: see `TargetLook`.

@@ -110,22 +110,29 @@ extension Provider {
     /// reads it. The file is moved aside under the readers' lock: a reader
     /// either holds a lease already (and the file stays) or will find no file
     /// and fetch again.
+    ///
+    /// Under `contentInstalls`: a small write that lands meanwhile makes no
+    /// file, it removes the old one once its row committed; were the file
+    /// moved aside then, putting it back would bring the older bytes back
+    /// under the newer write. So the write's removal waits for this.
     func evict(_ id: Int64, cachedVersion: String?) async throws -> Bool {
-        let aside = cache.temporaryFile("evict")
-        let moved = reads.withLockedValue { state -> Bool in
-            guard state.readers[id] == nil else { return false }
-            return rename(cache.file(for: id).path, aside.path) == 0
+        try await contentInstalls.withLock {
+            let aside = cache.temporaryFile("evict")
+            let moved = reads.withLockedValue { state -> Bool in
+                guard state.readers[id] == nil else { return false }
+                return rename(cache.file(for: id).path, aside.path) == 0
+            }
+            guard moved else { return false }
+            // Chosen from what the index said before: a write may have landed
+            // since (its new content is what was just moved aside), so the
+            // index decides, and what it refuses goes back where it was.
+            guard try await index.markEvicted(id: id, cachedVersion: cachedVersion) else {
+                reads.withLockedValue { _ in cache.restore(aside, for: id) }
+                return false
+            }
+            cache.discard(aside)
+            return true
         }
-        guard moved else { return false }
-        // Chosen from what the index said before: a write may have landed
-        // since (its new content is what was just moved aside), so the
-        // index decides, and what it refuses goes back where it was.
-        guard try await index.markEvicted(id: id, cachedVersion: cachedVersion) else {
-            reads.withLockedValue { _ in cache.restore(aside, for: id) }
-            return false
-        }
-        cache.discard(aside)
-        return true
     }
 
     /// What `evict(at:)` did.

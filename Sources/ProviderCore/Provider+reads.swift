@@ -30,16 +30,24 @@ extension Provider {
         case range(Download, SparseContent, span: ClosedRange<Int64>)
     }
 
-    /// Opens the item's current content for reading. A placeholder (or a
-    /// stale copy) starts a download from the upstream that concurrent
-    /// callers share and can read while it is written. With a `range` that
-    /// is not the whole file, only the bytes missing in that range are
-    /// fetched, into a sparse file that a later whole read completes.
-    public func openContents(of item: Item, at path: ItemPath, range: ClosedRange<Int64>? = nil) throws -> Content {
+    /// Opens the item's current content for reading. A dirty item's first
+    /// read makes its file from the journal (`materializeJournaled`). A
+    /// placeholder (or a stale copy) starts a download from the upstream
+    /// that concurrent callers share and can read while it is written.
+    /// With a `range` that is not the whole file, only the bytes missing in
+    /// that range are fetched, into a sparse file that a later whole read
+    /// completes.
+    public func openContents(of item: Item, at path: ItemPath, range: ClosedRange<Int64>? = nil) async throws -> Content {
         guard item.kind == .file else { throw ProviderError.wrongKind }
-        if item.isMaterialized, cache.hasFile(for: item.id) {
-            metrics.cacheHits.increment()
-            return .file(path: cache.path(for: item.id))
+        if item.isMaterialized {
+            // Also when this item read clean: a small write may have landed
+            // since, removed the file, and left its bytes in the journal.
+            var present = cache.hasFile(for: item.id)
+            if !present { present = try await materializeJournaled(item) }
+            if present {
+                metrics.cacheHits.increment()
+                return .file(path: cache.path(for: item.id))
+            }
         }
         let plan = try fetches.withLockedValue { table -> Plan in
             if let running = table.whole[item.id] { return .follow(running) }
@@ -91,11 +99,14 @@ extension Provider {
     /// the file is looked up, as a GET's is).
     public func contents(of item: Item, at path: ItemPath) async throws -> (item: Item, file: URL, lease: ReadLease) {
         let lease = beginRead(item)
-        switch try openContents(of: item, at: path) {
+        switch try await openContents(of: item, at: path) {
         case .file(let path):
             return (item, URL(fileURLWithPath: path, isDirectory: false), lease)
         case .download(let download):
-            return (try await download.result(), cache.file(for: item.id), lease)
+            // Where the bytes are now: the cache file, or, when a write
+            // landed meanwhile, the download's own.
+            let fetched = try await download.result()
+            return (fetched, download.temporaryFile, lease)
         }
     }
 
@@ -123,12 +134,24 @@ extension Provider {
                 entry = try await fillGaps(of: present, in: temporary, for: download, item: item, path: path)
                 head = item
             }
-            download.reached(entry.size)
-            try download.install { _ in
-                try cache.install(temporary, for: item.id)
-                return cache.file(for: item.id)
+            let marked = try await contentInstalls.withLock {
+                // A write that landed since the fetch began has newer bytes
+                // (waiting for their upload, or uploaded as another
+                // version): these stay its readers' (they asked for this
+                // version; the file stays in tmp/ for them until the next
+                // start) and never become the cache's, where they would
+                // stand for the write's. Under the lock the write's own
+                // install waits.
+                guard let now = try await index.item(id: item.id), !now.dirty, now.upstreamVersion == entry.version else { return false }
+                try download.install { _ in
+                    try cache.install(temporary, for: item.id)
+                    return cache.file(for: item.id)
+                }
+                return try await index.markCached(id: item.id, version: entry.version)
             }
-            let marked = try await index.markCached(id: item.id, version: entry.version)
+            // After the install: a reader that has every byte finds the
+            // file in the cache.
+            download.reached(entry.size)
             contentAdded(item.id)
             // As recorded: the state machine's materialized, or the head
             // when the row moved on meanwhile (these bytes stay unused).

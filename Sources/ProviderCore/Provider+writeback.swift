@@ -41,8 +41,10 @@ public struct UploadPolicy: Sendable, Equatable {
 
 extension Provider {
     /// Write-back: the fsynced body is in the outbox (`write` moved it
-    /// there as `outbox`), the item and its journal row commit in one
-    /// transaction, and the cache takes the same inode. Acknowledged once
+    /// there as `outbox`), or a small body's bytes are in the request; the
+    /// item and its journal row (with those bytes) commit in one
+    /// transaction, and the cache takes the same inode (a small write's
+    /// file is made later, `Provider+journaledContent`). Acknowledged once
     /// the commit is durable; the upload comes later. On failure the caller
     /// removes the outbox file.
     func recordWrite(_ request: WriteRequest, outbox name: String, parent: Item, existing: Item?) async throws -> WriteOutcome {
@@ -62,31 +64,41 @@ extension Provider {
                                                     size: request.size, modified: request.modified ?? Date(), file: name,
                                                     content: request.content, checksum: request.checksum)
         // Committed: a crash from here on is repaired by `recoverJournal`.
-        try cache.installFromOutbox(name, for: item.id, new: existing == nil)
+        try await installWritten(request, outbox: name, item: item.id, new: existing == nil)
         return WriteOutcome(item: item, created: existing == nil)
     }
 
-    /// At start: small writes' outbox files hold what the journal kept,
-    /// every dirty item's cache file is its newest outbox file (a crash may
-    /// have come between the journal's commit and the link), and outbox
-    /// files no row names (a crash before the commit) go.
+    /// At start: every dirty item's cache file is its newest outbox file (a
+    /// crash may have come between the journal's commit and the link), a
+    /// small write's files made from its journal row are whole or gone,
+    /// and outbox files no row names (a crash before the commit) go.
     public func recoverJournal() async throws {
         // What the last run committed without an fsync (upload completions,
         // `IndexStore.completeUpload`) is made durable before an outbox
         // file whose row it removed is deleted below: a power cut after
         // the deletion must not bring back that row.
         try await index.sync()
-        // Small writes' outbox files were never fsynced: a crash may have
-        // left them short or empty, the journal has their bytes.
-        for write in try await index.inlineWrites(domain: domain) where !cache.outboxHolds(write.file, write.content) {
-            try cache.rebuildOutbox(write.file, content: write.content, modified: write.modified)
+        // A small write's outbox file (made for its upload) and cache file
+        // (made by a read, or by the upload) were never fsynced: a crash
+        // may have left them short. The journal has the bytes; they are
+        // made again when needed. An outbox file that is whole stays: its
+        // modification time tells a cut upload of it (`holdsCutUpload`).
+        let inline = try await index.inlineWrites(domain: domain)
+        for write in inline where cache.outboxHas(write.file) && !cache.outboxHolds(write.file, write.content) {
+            cache.removeOutbox([write.file])
         }
+        let inlineFiles = Set(inline.map(\.file))
         let entries = try await index.journal(domain: domain)
         var newest: [Int64: JournalEntry] = [:]
         for entry in entries { newest[entry.itemID] = entry }
         for entry in newest.values where !cache.holds(entry.file, for: entry.itemID) {
+            if inlineFiles.contains(entry.file) {
+                cache.remove([entry.itemID])
+                continue
+            }
             guard cache.outboxHas(entry.file) else {
-                // Nothing davgate does now leaves a row without its file; a
+                // Nothing davgate does now leaves a large write's row
+                // without its file (a small write's has its bytes); a
                 // state folder from an older version, or one a person
                 // edited, may. Refusing to start would stop every other
                 // upload too: the write is reported as failed instead.
@@ -320,7 +332,6 @@ extension Provider {
             if unlessLocked, try await index.lockedItems(domain: domain).contains(entry.itemID) { return }
             let path = try await index.path(of: entry.itemID)
             let folder = try await index.item(id: entry.itemID)?.parentID
-            let file = cache.outboxFile(entry.file)
             let basis: UpstreamExpectation = entry.basis.map { .version($0) } ?? .absent
             let progress = UploadProgress()
             metrics.uploadsInFlight.increment()
@@ -331,6 +342,7 @@ extension Provider {
             }
             do {
                 let uploaded: UpstreamEntry
+                let file = try await outboxFileForUpload(entry)
                 do {
                     // What the upstream holds now is what this edit replaces.
                     if case .version(let based) = basis { try await keepVersion(of: path, basis: based) }
@@ -342,6 +354,7 @@ extension Provider {
                 }
                 metrics.uploads.increment()
                 metrics.uploadedBytes.increment(by: uploaded.size)
+                await keepUploaded(entry)
                 // The completion's commit need not be durable (see
                 // `IndexStore.completeUpload`); its files go after a sync.
                 settledOutbox.add(try await index.completeUpload(entry, uploaded: uploaded))

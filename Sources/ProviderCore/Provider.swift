@@ -85,6 +85,14 @@ public final class Provider: Sendable {
     let upstreamFeed = NIOLockedValueBox(UpstreamFeedProgress())
     let feedRefreshes = SingleFlight<Int, Bool>()
     let mutations = AsyncMutex()
+    /// Installs of a cache file that a write-back write may be racing, one
+    /// at a time: a write's own (a large write's outbox file, a small
+    /// write's bytes over an older file), a first read's of bytes still in
+    /// the journal, an upload's of the file it made, a fetch's, and an
+    /// eviction's move aside and back. Each decides on what the index says
+    /// under it, so none can put back bytes a newer write replaced
+    /// (`Provider+journaledContent`).
+    let contentInstalls = AsyncMutex()
     /// Moved by every namespace change; a listing fetched while it moved is
     /// not applied, so a refresh can never undo a concurrent change.
     let namespaceClock = NamespaceClock()

@@ -40,7 +40,7 @@ import Testing
         #expect(try Data(contentsOf: file) == Data(content))
     }
 
-    @Test("a small body is handed back for the journal, and its file holds it too")
+    @Test("a small body is handed back for the journal, and no file is made")
     func smallBody() async throws {
         let content = Array("a small body".utf8)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bodywriter-\(UUID().uuidString)")
@@ -51,11 +51,11 @@ import Testing
         let written = try await BodyFileWriter.write(Self.chunks(of: content), to: file, inlineLimit: 64 * 1024)
         #expect(written.count == Int64(content.count))
         #expect(written.content == Data(content))
-        #expect(try Data(contentsOf: file) == Data(content))
+        #expect(!FileManager.default.fileExists(atPath: file.path))
     }
 
-    @Test("the journal's limit: a body of exactly the limit is handed back, one byte more is not; an empty one makes an empty file",
-          arguments: [(65_536, 65_536, true), (65_537, 65_536, false), (0, 0, true)])
+    @Test("the journal's limit: a body of exactly the limit is handed back without a file, one byte more is written; an empty one makes an empty file",
+          arguments: [(65_536, 65_536, true), (65_537, 65_536, false), (0, 65_536, false), (0, 0, false)])
     func inlineLimitEdges(size: Int, limit: Int, handedBack: Bool) async throws {
         let content = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bodywriter-\(UUID().uuidString)")
@@ -67,19 +67,26 @@ import Testing
         #expect(written.count == Int64(size))
         #expect(written.content == (handedBack ? Data(content) : nil))
         #expect(written.sha1 == Insecure.SHA1.hash(data: content).map { String(format: "%02x", $0) }.joined())
-        #expect(try Data(contentsOf: file) == Data(content))
+        if handedBack {
+            #expect(!FileManager.default.fileExists(atPath: file.path))
+        } else {
+            #expect(try Data(contentsOf: file) == Data(content))
+        }
     }
 
-    @Test("a small body never overwrites a file that is there: the write fails and the file keeps its bytes")
-    func smallBodyOntoExistingFile() async throws {
+    @Test("a small body never touches the file system: a file at its name keeps its bytes; a larger one refuses to overwrite it")
+    func bodyOntoExistingFile() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bodywriter-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("body")
         try Data("someone else's".utf8).write(to: file)
 
+        let small = try await BodyFileWriter.write(Self.chunks(of: Array("mine".utf8)), to: file, inlineLimit: 64 * 1024)
+        #expect(small.content == Data("mine".utf8))
+        #expect(try Data(contentsOf: file) == Data("someone else's".utf8))
         await #expect(throws: (any Error).self) {
-            _ = try await BodyFileWriter.write(Self.chunks(of: Array("mine".utf8)), to: file, inlineLimit: 64 * 1024)
+            _ = try await BodyFileWriter.write(Self.chunks(of: Array("mine".utf8)), to: file, inlineLimit: 2)
         }
         #expect(try Data(contentsOf: file) == Data("someone else's".utf8))
     }

@@ -7,8 +7,10 @@ import Testing
 /// pass racing a PUT of a file it chose produces).
 @Suite("eviction racing a write")
 struct EvictionRaceTests {
-    @Test("a file written after eviction chose it keeps its new content, and the read serves it")
-    func writeBetweenChoiceAndEviction() async throws {
+    /// `inline`: a small write, whose bytes are in the journal and which
+    /// replaces the file there by one made of them.
+    @Test("a file written after eviction chose it keeps its new content, and the read serves it", arguments: [false, true])
+    func writeBetweenChoiceAndEviction(inline: Bool) async throws {
         let f = try await Fixture(ttl: 600, writeMode: .back)
         defer { f.cleanUp() }
         try f.write("upstream version", "a.txt")
@@ -17,12 +19,12 @@ struct EvictionRaceTests {
         let chosen = try #require(try await f.provider.item(at: ["a.txt"]))
         #expect(chosen.state == .materialized)
 
-        _ = try await f.put("written here", at: ["a.txt"])
+        _ = try await f.put("written here", at: ["a.txt"], inline: inline)
         #expect(try await f.provider.evict(chosen.id, cachedVersion: chosen.cachedVersion) == false)
 
         let now = try #require(try await f.provider.item(at: ["a.txt"]))
         #expect(f.provider.state(of: now) == .modified)
-        guard case .file(let path) = try f.provider.openContents(of: now, at: ["a.txt"]) else {
+        guard case .file(let path) = try await f.provider.openContents(of: now, at: ["a.txt"]) else {
             Issue.record("a file written here must be served from the cache")
             return
         }

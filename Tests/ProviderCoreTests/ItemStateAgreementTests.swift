@@ -36,7 +36,7 @@ struct ItemStateAgreementTests {
         let materialized = try #require(try await provider.item(at: ["materialized.txt"]))
         _ = try await provider.contents(of: materialized, at: ["materialized.txt"])
         let partial = try #require(try await provider.item(at: ["partial.bin"]))
-        _ = try provider.openContents(of: partial, at: ["partial.bin"], range: 0...999)
+        _ = try await provider.openContents(of: partial, at: ["partial.bin"], range: 0...999)
         #expect(try await eventually { try await state("partial.bin") == .partial })
 
         // A conflict: our new file meets one created upstream meanwhile.
@@ -67,7 +67,7 @@ struct ItemStateAgreementTests {
         // One whole fetch held in flight.
         f.store.fetchDelay.withLockedValue { $0 = .seconds(60) }
         let fetching = try #require(try await provider.item(at: ["fetching.bin"]))
-        _ = try provider.openContents(of: fetching, at: ["fetching.bin"])
+        _ = try await provider.openContents(of: fetching, at: ["fetching.bin"])
         #expect(try await eventually { try await state("fetching.bin") == .fetching })
 
         let root = try await provider.root()

@@ -33,9 +33,9 @@ struct PartialContentTests {
         try f.write(text, "doc.txt")
         let item = try #require(try await f.provider.item(at: ["doc.txt"]))
 
-        let part = try f.provider.openContents(of: item, at: ["doc.txt"], range: 10...19)
+        let part = try await f.provider.openContents(of: item, at: ["doc.txt"], range: 10...19)
         #expect(try await read(part, 10...19) == String(Array(text)[10...19]))
-        let again = try f.provider.openContents(of: item, at: ["doc.txt"], range: 12...15)
+        let again = try await f.provider.openContents(of: item, at: ["doc.txt"], range: 12...15)
         #expect(try await read(again, 12...15) == String(Array(text)[12...15]))
         #expect(f.store.fetchedRanges.withLockedValue { $0 } == [10...19], "the second range came from the sparse file")
 
@@ -53,7 +53,7 @@ struct PartialContentTests {
         let listed = try #require(try await f.provider.item(at: ["doc.txt"]))
         try f.write("version two, longer than the first", "doc.txt")
 
-        guard case .download(let download) = try f.provider.openContents(of: listed, at: ["doc.txt"], range: 0...3) else {
+        guard case .download(let download) = try await f.provider.openContents(of: listed, at: ["doc.txt"], range: 0...3) else {
             Issue.record("a placeholder is served through a download")
             return
         }
@@ -62,7 +62,7 @@ struct PartialContentTests {
         let learned = try #require(try await f.provider.item(at: ["doc.txt"]))
         #expect(learned.size == 34)
         #expect(learned.etag != listed.etag)
-        let retried = try f.provider.openContents(of: learned, at: ["doc.txt"], range: 0...6)
+        let retried = try await f.provider.openContents(of: learned, at: ["doc.txt"], range: 0...6)
         #expect(try await read(retried, 0...6) == "version")
     }
 }

@@ -40,16 +40,17 @@ struct Fixture {
         try text.write(to: upstream.appendingPathComponent(name), atomically: true, encoding: .utf8)
     }
 
-    /// A PUT of `text`; `inline`, its bytes also handed over for the
-    /// journal, as the server does with a small write-back body.
+    /// A PUT of `text`; `inline`, its bytes handed over for the journal
+    /// without a file, as the server does with a small write-back body.
     func put(_ text: String, at path: ItemPath, inline: Bool = false) async throws -> Item {
         try await provider.write(try request(text, at: path, inline: inline)).item
     }
 
-    /// The request of a PUT of `text`, its body in a write file.
+    /// The request of a PUT of `text`, its body in a write file (`inline`:
+    /// in the request alone).
     func request(_ text: String, at path: ItemPath, inline: Bool = false) throws -> WriteRequest {
         let file = provider.newWriteFile()
-        try text.write(to: file, atomically: false, encoding: .utf8)
+        if !inline { try text.write(to: file, atomically: false, encoding: .utf8) }
         return WriteRequest(path: path, file: file, size: Int64(text.utf8.count), conditions: .unconditional,
                             content: inline ? Data(text.utf8) : nil)
     }

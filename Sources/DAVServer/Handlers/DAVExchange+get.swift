@@ -62,7 +62,7 @@ extension DAVExchange {
         while true {
             do {
                 let wanted = try requestedRange(item, size: item.size)
-                switch try provider.openContents(of: item, at: itemPath, range: wanted) {
+                switch try await provider.openContents(of: item, at: itemPath, range: wanted) {
                 case .file(let path):
                     let file = try OpenFile(path: path)
                     return (item, .file(file), file.size)

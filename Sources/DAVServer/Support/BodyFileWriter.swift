@@ -10,8 +10,8 @@ import Glibc
 /// Writes a request body to a new file: chunks are gathered into writes of
 /// about 1 MiB done off the event loops, and the file is fsynced before
 /// it counts as written, unless the body is small enough for the provider
-/// to journal its bytes (then they are returned instead, and written in
-/// place). Memory stays at about 1 MiB however large the body.
+/// to journal its bytes (then they are returned instead, and no file is
+/// made). Memory stays at about 1 MiB however large the body.
 struct BodyFileWriter {
     static let bufferSize = 1 << 20
 
@@ -28,7 +28,7 @@ struct BodyFileWriter {
         var count: Int64
         var sha1: String
         var checksum: String { "SHA1:" + sha1 }
-        /// The bytes, when at most `inlineLimit`: the file was not fsynced.
+        /// The bytes, when at most `inlineLimit`: no file was made.
         var content: Data?
     }
 
@@ -44,7 +44,7 @@ struct BodyFileWriter {
     /// that ends early after some bytes were written throws `Cut` instead
     /// and leaves those bytes in the file. A large body's file is created
     /// in the hop of its first write, not on the event loop; a body within
-    /// `inlineLimit` is written in place (`appendNow`).
+    /// `inlineLimit` makes none (its bytes are returned).
     static func write<Body: AsyncSequence>(_ body: Body, to url: URL, inlineLimit: Int = 0,
                                            keepingPartial: Bool = false) async throws -> Written
     where Body.Element == ByteBuffer {
@@ -98,11 +98,15 @@ struct BodyFileWriter {
                 if gathered.readableBytes > 0, gathered.readableBytes + chunk.readableBytes > bufferSize { try await flush() }
                 gathered.writeBuffer(&chunk)
             }
-            if handed == 0 && gathered.readableBytes <= inlineLimit {
-                // The whole body, small enough for the journal: written in
-                // place, no hop (see `appendNow`). Not fsynced.
-                let step = try appendNow(gathered, hashing: hash, to: nil, creating: url, writeback: nil)
-                return Written(count: step.written, sha1: step.hash.finalize().hexEncoded(), content: Data(gathered.readableBytesView))
+            // Not an empty body: SQLite stores a blob bound from no bytes
+            // as NULL, and a NULL row is not a write kept in the journal.
+            if handed == 0, gathered.readableBytes > 0, gathered.readableBytes <= inlineLimit {
+                // The whole body, small enough for the journal: no file is
+                // made (the provider's write makes none either, see
+                // `WriteRequest.content`), only the hash, in place.
+                gathered.withUnsafeReadableBytes { hash.update(bufferPointer: $0) }
+                return Written(count: Int64(gathered.readableBytes), sha1: hash.finalize().hexEncoded(),
+                               content: Data(gathered.readableBytesView))
             }
             // Also for an empty body: the file is made here then.
             if gathered.readableBytes > 0 || handed == 0 { try await flush() }
@@ -143,14 +147,7 @@ struct BodyFileWriter {
         }
     }
 
-    /// `append` on the calling thread. A whole small body is written so, on
-    /// the event loop: for a few KiB into the page cache, the hop to the
-    /// pool and back cost more than the write (a small PUT made 2.7 thread
-    /// switches instead of 4.4, issue 14), and the loop already links and
-    /// renames its commit's files in place. Making the file is the one
-    /// step a disk can slow; measured on an ext4 whose inode allocator
-    /// scanned past 10,000 fresh deletions, that cost CPU alike wherever it
-    /// ran, and 3,000 small PUTs ran 5-8% faster in place.
+    /// `append` on the calling thread, a blocking one.
     private static func appendNow(_ buffer: ByteBuffer, hashing state: Insecure.SHA1, to opened: FileDescriptor?, creating url: URL,
                                   writeback: Range<Int64>?) throws -> Step {
         let descriptor = try opened ?? FileDescriptor.create(url)

@@ -1,4 +1,3 @@
-import DurableFiles
 import Foundation
 
 /// The local content of materialized items: one file per item, named by the
@@ -91,10 +90,13 @@ struct ContentCache: Sendable {
     }
 
     /// Takes a complete file written in the outbox (every write-back body
-    /// is: `outboxWriteFile`) as an outbox file; returns its name there.
+    /// that is not kept in the journal is: `outboxWriteFile`), or the name
+    /// of one not made (a body in the journal), as an outbox file; returns
+    /// its name there.
     /// `durable`: the file was fsynced and its name is made durable too
     /// (one folder fsync for every writer waiting); otherwise the journal
-    /// holds the bytes and `rebuildOutbox` restores them.
+    /// holds the bytes and there is no file yet (`writeOutbox` makes it for
+    /// the upload).
     func adoptInOutbox(_ file: URL, durable: Bool) async throws -> String {
         let path = file.path, folder = outboxFolderPath + "/"
         guard path.hasPrefix(folder), case let name = path.dropFirst(folder.utf8.count), !name.contains("/") else {
@@ -106,21 +108,27 @@ struct ContentCache: Sendable {
 
     /// Whether the outbox file `name` holds exactly `content`.
     func outboxHolds(_ name: String, _ content: Data) -> Bool {
-        guard let data = FileManager.default.contents(atPath: outboxPath(name)) else { return false }
-        return data == content
+        FileManager.default.contents(atPath: outboxPath(name)) == content
     }
 
-    /// Writes a small write's outbox file again from the bytes the journal
-    /// kept (after a crash it may be missing, short or empty: it was never
-    /// fsynced), with its modification time, durably.
-    func rebuildOutbox(_ name: String, content: Data, modified: Date) throws {
-        let path = outboxPath(name)
+    /// Makes the outbox file `name` of a small write's bytes, until now in
+    /// its journal row alone, for its upload: not fsynced (the row keeps
+    /// them; `recoverJournal` removes what a crash left of the file).
+    func writeOutbox(_ name: String, content: Data, modified: Date) throws {
+        try createFile(outboxPath(name), holding: content, modified: modified)
+    }
+
+    /// Makes a small write's bytes, kept in its journal row, the item's
+    /// content: a new file in tmp/ renamed over the item's, not fsynced.
+    func installJournaled(_ content: Data, modified: Date, for id: Int64) throws {
+        let temporary = temporaryPath + "/" + UniqueName.make("journaled")
+        try createFile(temporary, holding: content, modified: modified)
         do {
-            try AtomicFile.replace(path, with: content, mode: 0o600)
+            try install(path: temporary, for: id)
         } catch {
-            throw ProviderError.local("cannot rebuild the outbox file \(path): \(error)")
+            unlink(temporary)
+            throw error
         }
-        try setModificationTime(of: path, to: modified)
     }
 
     /// Makes the outbox file `name` the item's content too (a hard link:

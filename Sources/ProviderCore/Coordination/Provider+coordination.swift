@@ -10,7 +10,9 @@
 ///    With a shared index, the domain's turn among instances is taken
 ///    inside it (`IndexStore.withDomainTurn`), and a folder's listing
 ///    turn inside a listing's single flight.
-/// 2. `uploadSlots`: one upload per item, a DELETE holding its items.
+/// 2. `uploadSlots`: one upload per item, a DELETE holding its items;
+///    `evictions`, a pass of eviction. Then `contentInstalls`: a cache
+///    file a write-back write may race, made, replaced or moved aside.
 /// 3. `listingApplication`: a listing's generation check with its
 ///    application, and an upload's generation bump.
 /// 4. The index's SQLite writer and the small `NIOLockedValueBox`es (fetch

@@ -99,6 +99,7 @@ protocol IndexStore: Sendable {
     func uploadMayHaveReached(_ id: Int64) async throws -> Bool
     func dropJournal(of ids: [Int64]) async throws -> [String]
     func inlineWrites(domain: String) async throws -> [(file: String, content: Data, modified: Date)]
+    func journaledContent(seq: Int64) async throws -> (content: Data, modified: Date)?
 
     // MARK: The change feed (sync-collection, `davgate watch`)
     func feedPosition() async throws -> (identity: String, oldest: Int64, latest: Int64)

@@ -4,7 +4,9 @@ import Foundation
 public struct JournalEntry: Sendable, Equatable {
     public var seq: Int64
     public var itemID: Int64
-    /// The durable copy of the bytes, by name in the cache's outbox.
+    /// The name of the bytes' file in the cache's outbox: durable there
+    /// for a large write; for a small one, whose row holds the bytes, made
+    /// only for its upload.
     public var file: String
     public var size: Int64
     /// The upstream version the edit was based on; nil for a new file.

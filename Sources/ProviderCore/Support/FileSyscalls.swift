@@ -25,11 +25,47 @@ func fsync(path: String, dataOnly: Bool = false) throws -> Bool {
 /// Sets the access and modification times of the file at `path` to `date`,
 /// to the nanosecond: the stores read a write's time from its inode.
 func setModificationTime(of path: String, to date: Date) throws {
-    let seconds = date.timeIntervalSince1970, whole = seconds.rounded(.down)
-    let time = timespec(tv_sec: time_t(whole), tv_nsec: Int((seconds - whole) * 1e9))
-    var times = [time, time]
+    var times = fileTimes(date)
     guard utimensat(AT_FDCWD, path, &times, 0) == 0 else {
         throw ProviderError.local("cannot set the modification time of \(path): \(String(cString: strerror(errno)))")
+    }
+}
+
+/// `date` as the access and modification times utimensat(2) and
+/// futimens(2) take.
+func fileTimes(_ date: Date) -> [timespec] {
+    let seconds = date.timeIntervalSince1970, whole = seconds.rounded(.down)
+    let time = timespec(tv_sec: time_t(whole), tv_nsec: Int((seconds - whole) * 1e9))
+    return [time, time]
+}
+
+/// Writes `content` to a new file at `path` (which must not exist), with
+/// the modification time `modified`, blocking; `synced`: fsynced before it
+/// returns. A failed write leaves no file.
+func createFile(_ path: String, holding content: Data, modified: Date, synced: Bool = false) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw ProviderError.local("cannot create \(path): \(String(cString: strerror(errno)))") }
+    var failure: String?
+    content.withUnsafeBytes { raw in
+        var done = 0
+        while done < raw.count {
+            let n = write(fd, raw.baseAddress! + done, raw.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                failure = "write"
+                return
+            }
+            done += n
+        }
+    }
+    var times = fileTimes(modified)
+    if failure == nil, futimens(fd, &times) != 0 { failure = "set the modification time of" }
+    if failure == nil, synced, fsync(fd) != 0 { failure = "sync" }
+    let cause = String(cString: strerror(errno))
+    close(fd)
+    if let failure {
+        unlink(path)
+        throw ProviderError.local("cannot \(failure) \(path): \(cause)")
     }
 }
 

@@ -9,12 +9,12 @@ import PostgresNIO
 /// deletes, and arrays of ids as one parameter.
 extension PostgresIndex {
     /// Records a write of `size` bytes at `name` under `parent` whose bytes
-    /// are durable in the outbox as `file`: the item (created, or updated
-    /// with a new content version) becomes dirty, and a journal row queues
-    /// its upload. The basis is the upstream version before the first
-    /// pending edit, so a chain of edits uploads as one change. `content`:
-    /// the bytes of a small write, kept in the row because the outbox file
-    /// was not fsynced. The cache file is about to take the new bytes:
+    /// are durable in the outbox as `file`, or are `content`: the item
+    /// (created, or updated with a new content version) becomes dirty, and
+    /// a journal row queues its upload. The basis is the upstream version
+    /// before the first pending edit, so a chain of edits uploads as one
+    /// change. `content`: the bytes of a small write, kept in the row (no
+    /// file is made of them before the upload or a read). The cache file is about to take the new bytes:
     /// this instance's holdings forget the version it held first.
     func recordLocalWrite(existing: Item?, parent: Int64, domain: String, name: String,
                           size: Int64, modified: Date, file: String, content: Data?,
@@ -225,8 +225,22 @@ extension PostgresIndex {
         }
     }
 
+    /// The bytes a small write's journal row holds, with the item's
+    /// modification time; nil for a row without them (or none).
+    func journaledContent(seq: Int64) async throws -> (content: Data, modified: Date)? {
+        try await read { transaction in
+            try await transaction.rows("""
+                SELECT journal.content, item.modified FROM journal JOIN item ON item.id = journal.item_id
+                WHERE journal.seq = \(seq) AND journal.content IS NOT NULL
+                """).first.map { row in
+                let (content, modified) = try row.decode((Data, Double).self)
+                return (content: content, modified: Date(timeIntervalSince1970: modified))
+            }
+        }
+    }
+
     /// The small writes whose bytes the journal holds: outbox name, bytes
-    /// and the item's modification time, to rebuild their outbox files.
+    /// and the item's modification time, to check the files made of them.
     func inlineWrites(domain: String) async throws -> [(file: String, content: Data, modified: Date)] {
         try await read { transaction in
             try await transaction.rows("""

@@ -13,12 +13,12 @@ extension JournalEntry {
 /// are durable together (`SQLiteIndex.write` returns once they are).
 extension SQLiteIndex {
     /// Records a write of `size` bytes at `name` under `parent` whose bytes
-    /// are durable in the outbox as `file`: the item (created, or updated
-    /// with a new content version) becomes dirty, and a journal row queues
-    /// its upload. The basis is the upstream version before the first
-    /// pending edit, so a chain of edits uploads as one change. `content`:
-    /// the bytes of a small write, kept in the row because the outbox file
-    /// was not fsynced.
+    /// are durable in the outbox as `file`, or are `content`: the item
+    /// (created, or updated with a new content version) becomes dirty, and
+    /// a journal row queues its upload. The basis is the upstream version
+    /// before the first pending edit, so a chain of edits uploads as one
+    /// change. `content`: the bytes of a small write, kept in the row (no
+    /// file is made of them before the upload or a read).
     func recordLocalWrite(existing: Item?, parent: Int64, domain: String, name: String,
                           size: Int64, modified: Date, file: String, content: Data?,
                           checksum: String?) async throws -> Item {
@@ -250,8 +250,19 @@ extension SQLiteIndex {
         }
     }
 
+    /// The bytes a small write's journal row holds, with the item's
+    /// modification time; nil for a row without them (or none).
+    func journaledContent(seq: Int64) async throws -> (content: Data, modified: Date)? {
+        try await pool.read { db in
+            try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT journal.content, item.modified FROM journal JOIN item ON item.id = journal.item_id
+                WHERE journal.seq = ? AND journal.content IS NOT NULL
+                """), arguments: [seq]).map { ($0[0], Date(timeIntervalSince1970: $0[1])) }
+        }
+    }
+
     /// The small writes whose bytes the journal holds: outbox name, bytes
-    /// and the item's modification time, to rebuild their outbox files.
+    /// and the item's modification time, to check the files made of them.
     func inlineWrites(domain: String) async throws -> [(file: String, content: Data, modified: Date)] {
         try await pool.read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
