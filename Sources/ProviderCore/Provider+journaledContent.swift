@@ -6,10 +6,11 @@ import Logging
 /// no outbox file is made and none is linked into the cache before the
 /// answer, which was a quarter of a small PUT's CPU (issue 14). The file
 /// is made when it is first needed: by a read (`materializeJournaled`) or
-/// by the upload (`Provider.upload`, `keepUploaded`). Every install of a
-/// dirty item's cache file runs under `contentInstalls` and installs what
-/// the newest journal row holds, read under it: a read that found older
-/// bytes cannot put them back after a newer write removed them.
+/// by the upload (`Provider.upload`, `keepUploaded`); a small write over a
+/// file the item has replaces it. Every install of a dirty item's cache
+/// file runs under `contentInstalls` and installs what the newest journal
+/// row holds, read under it: a read that found older bytes cannot put them
+/// back after a newer write replaced them.
 extension Provider {
     /// Makes the write's bytes the item's content once its journal row has
     /// committed: a large write's outbox file is linked in. A small write
@@ -29,11 +30,11 @@ extension Provider {
         }
     }
 
-    /// Makes the cache file of a dirty item that has none from its newest
+    /// Makes the cache file of an item that has none from its newest
     /// journal row: the bytes of a small write, or a large write's outbox
-    /// file. False when the item has no journal row left (its upload
-    /// finished meanwhile: the upstream has the bytes) or, for a large
-    /// write, no outbox file.
+    /// file. False when the item has no journal row (it is clean, or its
+    /// upload finished meanwhile: the upstream has the bytes) or, for a
+    /// large write, no outbox file.
     func materializeJournaled(_ item: Item) async throws -> Bool {
         try await contentInstalls.withLock {
             if cache.hasFile(for: item.id) { return true }
