@@ -83,7 +83,7 @@ public enum AtomicFile {
     }
 
     /// Writes every byte, resuming after short writes and signals (`EINTR`).
-    private static func writeAll(_ bytes: some ContiguousBytes, to descriptor: Int32, path: String) throws(SystemCallError) {
+    public static func writeAll(_ bytes: some ContiguousBytes, to descriptor: Int32, path: String) throws(SystemCallError) {
         let failure: SystemCallError? = bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {

@@ -143,23 +143,17 @@ struct BodyFileWriter {
         try await blocking {
             let buffer = handoff.take() ?? ByteBuffer()
             defer { handoff.put(buffer) }
-            return try appendNow(buffer, hashing: state, to: opened, creating: url, writeback: writeback)
-        }
-    }
-
-    /// `append` on the calling thread, a blocking one.
-    private static func appendNow(_ buffer: ByteBuffer, hashing state: Insecure.SHA1, to opened: FileDescriptor?, creating url: URL,
-                                  writeback: Range<Int64>?) throws -> Step {
-        let descriptor = try opened ?? FileDescriptor.create(url)
-        do {
-            var hash = state
-            buffer.withUnsafeReadableBytes { hash.update(bufferPointer: $0) }
-            let written = try descriptor.writeNow(buffer)
-            if let writeback { descriptor.startWriteback(from: writeback.lowerBound, count: Int64(writeback.count)) }
-            return Step(file: descriptor, written: written, hash: hash)
-        } catch {
-            if opened == nil { unlink(url.path) }
-            throw error
+            let descriptor = try opened ?? FileDescriptor.create(url)
+            do {
+                var hash = state
+                buffer.withUnsafeReadableBytes { hash.update(bufferPointer: $0) }
+                let written = try descriptor.writeNow(buffer)
+                if let writeback { descriptor.startWriteback(from: writeback.lowerBound, count: Int64(writeback.count)) }
+                return Step(file: descriptor, written: written, hash: hash)
+            } catch {
+                if opened == nil { unlink(url.path) }
+                throw error
+            }
         }
     }
 }

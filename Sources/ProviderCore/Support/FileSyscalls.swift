@@ -1,3 +1,4 @@
+import DurableFiles
 import Foundation
 
 #if canImport(Glibc)
@@ -45,27 +46,19 @@ func fileTimes(_ date: Date) -> [timespec] {
 func createFile(_ path: String, holding content: Data, modified: Date, synced: Bool = false) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     guard fd >= 0 else { throw ProviderError.local("cannot create \(path): \(String(cString: strerror(errno)))") }
-    var failure: String?
-    content.withUnsafeBytes { raw in
-        var done = 0
-        while done < raw.count {
-            let n = write(fd, raw.baseAddress! + done, raw.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                failure = "write"
-                return
-            }
-            done += n
-        }
+    var failure: SystemCallError?
+    do {
+        try AtomicFile.writeAll(content, to: fd, path: path)
+    } catch {
+        failure = error
     }
     var times = fileTimes(modified)
-    if failure == nil, futimens(fd, &times) != 0 { failure = "set the modification time of" }
-    if failure == nil, synced, fsync(fd) != 0 { failure = "sync" }
-    let cause = String(cString: strerror(errno))
+    if failure == nil, futimens(fd, &times) != 0 { failure = SystemCallError("futimens", path) }
+    if failure == nil, synced, fsync(fd) != 0 { failure = SystemCallError("fsync", path) }
     close(fd)
     if let failure {
         unlink(path)
-        throw ProviderError.local("cannot \(failure) \(path): \(cause)")
+        throw ProviderError.local("cannot create \(failure)")
     }
 }
 
