@@ -111,10 +111,11 @@ extension Provider {
     /// either holds a lease already (and the file stays) or will find no file
     /// and fetch again.
     ///
-    /// Under `contentInstalls`: a small write that lands meanwhile makes no
-    /// file, it removes the old one once its row committed; were the file
-    /// moved aside then, putting it back would bring the older bytes back
-    /// under the newer write. So the write's removal waits for this.
+    /// Under `contentInstalls`: a small write that lands meanwhile replaces
+    /// the item's file only if it has one once its row committed; finding
+    /// it moved aside it would make none, and putting the file back would
+    /// bring the older bytes back under the newer write. So the write's
+    /// install waits for this.
     func evict(_ id: Int64, cachedVersion: String?) async throws -> Bool {
         try await contentInstalls.withLock {
             let aside = cache.temporaryFile("evict")
