@@ -149,8 +149,9 @@ extension Provider {
                 }
                 return try await index.markCached(id: item.id, version: entry.version)
             }
-            // After the install: a reader that has every byte finds the
-            // file in the cache.
+            // Readers had every byte from the fetch's progress already; the
+            // file is in the cache a moment after (the install, and its
+            // fsync before it in the store, are not waited for by them).
             download.reached(entry.size)
             contentAdded(item.id)
             // As recorded: the state machine's materialized, or the head

@@ -99,12 +99,20 @@ struct GatewayTests {
             #expect(listing.text.contains("/files/outside.txt"))
             // PROPFIND never copies content: nothing is in the cache yet.
             let cache = server.state.appendingPathComponent("cache/files")
-            let cachedBefore = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { !["tmp", "outbox", "uploads"].contains($0) }
-            #expect(cachedBefore.isEmpty)
+            func cached() throws -> [String] {
+                try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { !["tmp", "outbox", "uploads"].contains($0) }
+            }
+            #expect(try cached().isEmpty)
 
             let first = try await client.send("GET", "/files/outside.txt")
             #expect(first.text == "from upstream")
-            let cachedAfter = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { !["tmp", "outbox", "uploads"].contains($0) }
+            // The reader has every byte before the fetch installs its file
+            // (after the store's fsync and the index's check): moments later.
+            var cachedAfter = try cached()
+            for _ in 0..<50 where cachedAfter.isEmpty {
+                try await Task.sleep(for: .milliseconds(20))
+                cachedAfter = try cached()
+            }
             #expect(cachedAfter.count == 1, "the first GET materializes the file into the cache, named by item id")
 
             try "changed upstream!".write(to: upstream.appendingPathComponent("outside.txt"), atomically: true, encoding: .utf8)
