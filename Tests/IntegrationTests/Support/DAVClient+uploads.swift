@@ -33,15 +33,22 @@ func uploadsDrained(_ server: DavgateProcess, seconds: Int = 30) async throws ->
 }
 
 extension DAVClient {
-    /// A conflict as write-back meets one: `ours v1` is delivered, the
-    /// upstream file changes behind davgate's back, and the upload of `ours
-    /// v2` finds it. Returns the conflicted copy's href.
+    /// A conflict as write-back meets one: `ours v1` is delivered, `ours
+    /// v2` is written, the upstream file changes behind davgate's back
+    /// while v2 waits for its upload (`upload_delay`), and the upload finds
+    /// it. Returns the conflicted copy's href. Changed upstream after v2's
+    /// PUT, not before: before, a PUT that came after the folder's listing
+    /// expired (a slow machine drained v1 late) saw "theirs" first and
+    /// wrote over it, an edit of theirs and no conflict.
     func makeConflict(_ server: DavgateProcess, name: String) async throws -> String {
         guard try await send("PUT", "/files/\(name)", body: "ours v1").status == 201, try await uploadsDrained() else {
             throw ConflictNotMade(reason: "the first version was not delivered")
         }
+        guard try await send("PUT", "/files/\(name)", body: "ours v2").status == 204 else {
+            throw ConflictNotMade(reason: "the second version was not written")
+        }
         try "theirs".write(to: server.upstream.appendingPathComponent(name), atomically: true, encoding: .utf8)
-        guard try await send("PUT", "/files/\(name)", body: "ours v2").status == 204, try await uploadsDrained() else {
+        guard try await uploadsDrained() else {
             throw ConflictNotMade(reason: "the second version was not delivered")
         }
         let listing = try await send("PROPFIND", "/files/", headers: [("Depth", "1")])
