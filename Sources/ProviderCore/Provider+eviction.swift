@@ -117,7 +117,7 @@ extension Provider {
     /// bring the older bytes back under the newer write. So the write's
     /// install waits for this.
     func evict(_ id: Int64, cachedVersion: String?) async throws -> Bool {
-        try await contentInstalls.withLock {
+        try await installingContent {
             let aside = cache.temporaryFile("evict")
             let moved = reads.withLockedValue { state -> Bool in
                 guard state.readers[id] == nil else { return false }

@@ -20,6 +20,10 @@ extension Provider {
     /// never no file.
     func installWritten(_ request: WriteRequest, outbox name: String, item id: Int64, new: Bool) async throws {
         if request.content != nil, new { return }
+        // Not `installingContent`: this write's row may still be in the
+        // write-back commits' open transaction, and what it installs is
+        // decided without a read. Whoever installs after it commits that
+        // transaction first and reads this row.
         try await contentInstalls.withLock {
             if let content = request.content {
                 guard cache.hasFile(for: id) else { return }
@@ -36,7 +40,7 @@ extension Provider {
     /// upload finished meanwhile: the upstream has the bytes) or, for a
     /// large write, no outbox file.
     func materializeJournaled(_ item: Item) async throws -> Bool {
-        try await contentInstalls.withLock {
+        try await installingContent {
             if cache.hasFile(for: item.id) { return true }
             guard let newest = try await index.latestEntries(of: [item.id]).first else { return false }
             if let write = try await index.journaledContent(seq: newest.seq) {
@@ -67,7 +71,7 @@ extension Provider {
     /// power cut after the completion could leave short in a clean item.
     func keepUploaded(_ entry: JournalEntry) async {
         do {
-            try await contentInstalls.withLock {
+            try await installingContent {
                 guard !cache.holds(entry.file, for: entry.itemID), cache.outboxHas(entry.file),
                       try await index.latestEntries(of: [entry.itemID]).first?.seq == entry.seq else { return }
                 try cache.installFromOutbox(entry.file, for: entry.itemID, new: !cache.hasFile(for: entry.itemID))

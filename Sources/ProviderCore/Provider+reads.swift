@@ -134,7 +134,7 @@ extension Provider {
                 entry = try await fillGaps(of: present, in: temporary, for: download, item: item, path: path)
                 head = item
             }
-            let marked = try await contentInstalls.withLock {
+            let marked = try await installingContent {
                 // A write that landed since the fetch began has newer bytes
                 // (waiting for their upload, or uploaded as another
                 // version): these stay its readers' (they asked for this

@@ -29,14 +29,23 @@ extension Provider {
     /// - Parameter expectingSync: a write-back commit, which will sync: said
     ///   to the index before the coordination is waited for, so that a sync
     ///   starting meanwhile waits a moment for it (`IndexStore.expectSync`).
+    ///   Its small writes share one transaction with the write-back commits
+    ///   before and after it (`SQLiteIndex+batch`), unless a dirty budget
+    ///   is set, whose check reads what the journal holds committed.
     func coordinated<T: Sendable>(expectingSync: Bool = false, _ body: () async throws -> T) async throws -> T {
-        let scope = DurabilityScope()
+        let scope = DurabilityScope(batches: expectingSync && uploads.dirtyBudget == nil)
         if expectingSync { index.expectSync() }
         let outcome: Result<T, any Error>
         do {
             outcome = .success(try await DurabilityScope.$current.withValue(scope) {
-                // One waiter per instance asks the shared index for the turn.
-                try await mutations.withLock { try await index.withDomainTurn(domain: domain, body) }
+                try await mutations.withLock {
+                    // A change that does not join the write-back commits'
+                    // transaction reads the index as everyone else does:
+                    // they are committed first.
+                    if !scope.batches { try await index.settleBatch() }
+                    // One waiter per instance asks the shared index for the turn.
+                    return try await index.withDomainTurn(domain: domain, body)
+                }
             })
         } catch {
             outcome = .failure(error)
@@ -46,7 +55,21 @@ extension Provider {
         } else if expectingSync {
             index.expectedSyncDropped()
         }
-        return try outcome.get()
+        let value = try outcome.get()
+        // Committed with others and lost with them: never acknowledged.
+        if let failure = scope.batchFailure { throw failure }
+        return value
+    }
+
+    /// Runs `body` under `contentInstalls`, once the write-back commits'
+    /// shared transaction is committed: each install decides on what the
+    /// index says, and a fetch or a read that did not see a newer write
+    /// still in it could put older bytes over that write's file.
+    func installingContent<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await contentInstalls.withLock {
+            try await index.settleBatch()
+            return try await body()
+        }
     }
 
     /// The checks of a change that removes or replaces `item` (DELETE, a

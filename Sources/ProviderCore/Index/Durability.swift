@@ -10,15 +10,29 @@ import NIOConcurrencyHelpers
 /// waits for one sync covering all of them after it has let the next writer
 /// in. Nothing is acknowledged before that wait: the server answers after
 /// `coordinated` returns.
+///
+/// A scope that `batches` (a write-back commit) goes further on SQLite: its
+/// small writes join one transaction shared with the commits before and
+/// after it, which the next round of the grouped fsync commits
+/// (`SQLiteIndex+batch`). Should that commit fail, every write in the
+/// batch is lost, and each scope that joined it learns so here
+/// (`batchFailure`) before its caller is answered.
 final class DurabilityScope: Sendable {
     @TaskLocal static var current: DurabilityScope?
 
     private struct State {
         var open = true
         var wrote = false
+        var batchFailure: (any Error)?
     }
 
     private let state = NIOLockedValueBox(State())
+    /// Whether the scope's small writes may join the shared transaction.
+    let batches: Bool
+
+    init(batches: Bool = false) {
+        self.batches = batches
+    }
 
     /// Called after a commit: true when the scope's owner will sync for it.
     /// False once the owner is about to sync: a write that finds its scope
@@ -38,5 +52,24 @@ final class DurabilityScope: Sendable {
             state.open = false
             return state.wrote
         }
+    }
+
+    /// Whether a small write made now joins the shared transaction: only
+    /// while the owner has not closed the scope (a task that inherited it
+    /// and outlived it writes on its own).
+    var joinsBatch: Bool {
+        batches && state.withLockedValue { $0.open }
+    }
+
+    /// The batch this scope wrote in could not be committed.
+    func batchFailed(_ error: any Error) {
+        state.withLockedValue { state in
+            if state.batchFailure == nil { state.batchFailure = error }
+        }
+    }
+
+    /// Why the writes of this scope were lost with their batch, if they were.
+    var batchFailure: (any Error)? {
+        state.withLockedValue { $0.batchFailure }
     }
 }

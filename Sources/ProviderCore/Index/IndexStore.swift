@@ -144,6 +144,13 @@ protocol IndexStore: Sendable {
     func expectSync()
     func expectedSyncDropped()
 
+    /// Commits what the write-back commits before the caller left in the
+    /// transaction they share (`SQLiteIndex+batch`), so that the caller's
+    /// reads see them: a change under the coordination that does not join
+    /// them, an install of a cache file. The writes of a `DurabilityScope`
+    /// that `batches` may share one; the shared index commits each at once.
+    func settleBatch() async throws
+
     // MARK: Coordination between instances (a shared index)
     // The embedded index serves one process, whose memory coordinates it;
     // these are then no-ops, and the provider's own locks do the work.

@@ -89,6 +89,7 @@ final class PostgresIndex: Sendable {
     func sync(expected: Bool) async throws {}
     func expectSync() {}
     func expectedSyncDropped() {}
+    func settleBatch() async throws {}
 
     // MARK: Transactions
 

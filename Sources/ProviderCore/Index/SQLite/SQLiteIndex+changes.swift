@@ -116,7 +116,7 @@ extension SQLiteIndex {
     ///   request continues from there).
     func changes(domain: String, below folder: Int64, at path: ItemPath, infinite: Bool, since sequence: Int64, limit: Int?) async throws
         -> (present: [(Item, ItemPath)], removed: [ItemPath], covered: Int64, truncated: Bool) {
-        try await pool.read { db in
+        try await read { db in
             let latest = try Self.feedPosition(db).latest
             let scope = infinite
                 ? """

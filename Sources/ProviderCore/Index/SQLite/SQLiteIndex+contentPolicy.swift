@@ -29,7 +29,7 @@ extension SQLiteIndex {
     /// costs a few rows per member.
     func effectivePolicies(of ids: [Int64]) async throws -> [Int64: EffectivePolicy] {
         guard !ids.isEmpty else { return [:] }
-        return try await pool.read { db in
+        return try await read { db in
             var walk: [(start: Int64, policy: String, depth: Int)] = []
             for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
@@ -50,7 +50,7 @@ extension SQLiteIndex {
     /// The domain's items that set `eager` themselves: the roots the
     /// background refresh walks.
     func eagerRoots(domain: String) async throws -> [Item] {
-        try await pool.read { db in
+        try await read { db in
             try db.cachedStatement(sql: "SELECT \(Item.columns) FROM item WHERE domain = ? AND content_policy = 'eager' ORDER BY id").items([domain])
         }
     }

@@ -11,7 +11,7 @@ extension SQLiteIndex {
     /// covered by a live lock, and those local in a state the state machine
     /// does not evict (not uploaded yet, a conflict copy).
     func keptItems(domain: String, now: Date) async throws -> Set<Int64> {
-        try await pool.read { db in
+        try await read { db in
             let ids = try Int64.fetchAll(db.cachedStatement(sql: """
                 WITH RECURSIVE eager(id) AS (
                     SELECT id FROM item WHERE domain = ? AND content_policy = 'eager'
@@ -55,7 +55,7 @@ extension SQLiteIndex {
     /// holds (a nil value: not cached); an id it no longer holds has no key.
     func cachedVersions(of ids: [Int64]) async throws -> [Int64: String?] {
         guard !ids.isEmpty else { return [:] }
-        return try await pool.read { db in
+        return try await read { db in
             var result: [Int64: String?] = [:]
             for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")

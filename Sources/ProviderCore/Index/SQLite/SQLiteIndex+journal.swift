@@ -74,7 +74,7 @@ extension SQLiteIndex {
     /// `quietSince` and whose retry time has come, oldest first (the
     /// caller leaves out what a lock holds back).
     func uploadsDue(domain: String, quietSince: Date, now: Date, limit: Int) async throws -> [JournalEntry] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT \(JournalEntry.columns) FROM journal j
                 WHERE domain = ? AND failed = 0 AND created <= ? AND next_attempt <= ?
@@ -86,14 +86,14 @@ extension SQLiteIndex {
 
     /// How many files of the domain wait for their upload.
     func pendingUploads(domain: String) async throws -> Int {
-        try await pool.read { db in
+        try await read { db in
             try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(DISTINCT item_id) FROM journal WHERE domain = ?"), arguments: [domain]) ?? 0
         }
     }
 
     /// The newest entry of each item of the domain: what waits for upload.
     func newestEntries(domain: String) async throws -> [JournalEntry] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT \(JournalEntry.columns) FROM journal j
                 WHERE domain = ? AND seq = (SELECT MAX(seq) FROM journal WHERE item_id = j.item_id) ORDER BY seq
@@ -105,7 +105,7 @@ extension SQLiteIndex {
     /// `item`'s: what the dirty budget counts, asked by every write while a
     /// budget is set, so summed where the rows are.
     func pendingBytes(domain: String, except item: Int64?) async throws -> Int64 {
-        try await pool.read { db in
+        try await read { db in
             try Int64.fetchOne(db.cachedStatement(sql: """
                 SELECT COALESCE(SUM(size), 0) FROM journal j
                 WHERE domain = ? AND item_id IS NOT ? AND seq = (SELECT MAX(seq) FROM journal WHERE item_id = j.item_id)
@@ -115,14 +115,14 @@ extension SQLiteIndex {
 
     /// Every entry of the domain, oldest first (status, recovery).
     func journal(domain: String) async throws -> [JournalEntry] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(db.cachedStatement(sql: "SELECT \(JournalEntry.columns) FROM journal WHERE domain = ? ORDER BY seq"), arguments: [domain]).map(JournalEntry.init(row:))
         }
     }
 
     /// Whether a journal row names the outbox file `file`.
     func journalNames(file: String) async throws -> Bool {
-        try await pool.read { db in
+        try await read { db in
             try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM journal WHERE file = ?)"), arguments: [file]) ?? false
         }
     }
@@ -214,7 +214,7 @@ extension SQLiteIndex {
 
     /// Whether any upload of the item may have reached the upstream.
     func uploadMayHaveReached(_ id: Int64) async throws -> Bool {
-        try await pool.read { db in
+        try await read { db in
             try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM journal WHERE item_id = ? AND reached = 1)"), arguments: [id]) ?? false
         }
     }
@@ -238,7 +238,7 @@ extension SQLiteIndex {
     /// of small uploads spent a fifth of the server's CPU here (issue 14).
     func lockedItems(domain: String, now: Date) async throws -> Set<Int64> {
         guard try await hasLiveLocks(now: now) else { return [] }
-        return try await pool.read { db in
+        return try await read { db in
             Set(try Int64.fetchAll(db.cachedStatement(sql: """
                 WITH RECURSIVE held(id) AS (
                     SELECT lock.item_id FROM lock CROSS JOIN item ON item.id = lock.item_id
@@ -253,7 +253,7 @@ extension SQLiteIndex {
     /// The bytes a small write's journal row holds, with the item's
     /// modification time; nil for a row without them (or none).
     func journaledContent(seq: Int64) async throws -> (content: Data, modified: Date)? {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT journal.content, item.modified FROM journal JOIN item ON item.id = journal.item_id
                 WHERE journal.seq = ? AND journal.content IS NOT NULL
@@ -264,7 +264,7 @@ extension SQLiteIndex {
     /// The small writes whose bytes the journal holds: outbox name, bytes
     /// and the item's modification time, to check the files made of them.
     func inlineWrites(domain: String) async throws -> [(file: String, content: Data, modified: Date)] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT journal.file, journal.content, item.modified FROM journal JOIN item ON item.id = journal.item_id
                 WHERE journal.domain = ? AND journal.content IS NOT NULL

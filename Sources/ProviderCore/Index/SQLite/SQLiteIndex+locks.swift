@@ -37,7 +37,7 @@ extension SQLiteIndex {
     /// Locks rooted strictly below the item (a depth-infinity LOCK, DELETE or
     /// MOVE of a folder must respect them).
     func locksBelow(_ id: Int64, now: Date) async throws -> [Lock] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
                 WITH RECURSIVE sub(id) AS (SELECT id FROM item WHERE parent_id = ? UNION ALL SELECT item.id FROM item JOIN sub ON item.parent_id = sub.id)
                 SELECT \(Lock.columns) FROM lock WHERE item_id IN (SELECT id FROM sub) AND \(Self.live)
@@ -107,7 +107,7 @@ extension SQLiteIndex {
     /// The live mirrored locks of a domain, to hand their upstream tokens
     /// back to the store after a restart.
     func mirroredLocks(domain: String, now: Date) async throws -> [Lock] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT \(Lock.columns) FROM lock
                 WHERE item_id IN (SELECT id FROM item WHERE domain = ?) AND upstream_token IS NOT NULL AND \(Self.live)

@@ -20,7 +20,8 @@ extension SQLiteIndex {
             for id in ids where found[id] == nil { found[id] = [] }
             return found
         }
-        guard ids.count <= 64 else { return try read(ids) }
+        // A joiner of the open batch reads it, which nobody else may see.
+        guard ids.count <= 64, !seesBatch else { return try read(ids) }
         return try properties.values(for: ids, read: read)
     }
 

@@ -19,13 +19,13 @@ extension SQLiteIndex {
     }
 
     func trashEntries(domain: String) async throws -> [TrashEntry] {
-        try await pool.read { db in
+        try await read { db in
             try Data.fetchAll(db.cachedStatement(sql: "SELECT sidecar FROM trash_entry WHERE domain = ? ORDER BY deleted_at DESC, name"), arguments: [domain]).map(TrashEntry.decoded)
         }
     }
 
     func trashEntry(domain: String, name: String) async throws -> TrashEntry? {
-        try await pool.read { db in
+        try await read { db in
             try Data.fetchOne(db.cachedStatement(sql: "SELECT sidecar FROM trash_entry WHERE domain = ? AND name = ?"), arguments: [domain, name])
                 .map(TrashEntry.decoded)
         }
@@ -50,7 +50,7 @@ extension SQLiteIndex {
     /// Bytes of the files below a folder the index knows (a DELETE's
     /// entry size: folders never listed count nothing).
     func bytesBelow(_ id: Int64) async throws -> Int64 {
-        try await pool.read { db in
+        try await read { db in
             try Int64.fetchOne(db.cachedStatement(sql: """
                 \(Self.subtree)
                 SELECT COALESCE(SUM(size), 0) FROM item WHERE id IN (SELECT id FROM sub) AND is_folder = 0

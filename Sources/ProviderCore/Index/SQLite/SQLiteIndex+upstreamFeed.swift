@@ -16,7 +16,7 @@ extension SQLiteIndex {
     }
 
     func upstreamFeed(domain: String) async throws -> UpstreamFeedState? {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT position, covers_since FROM upstream_feed WHERE domain = ?"), arguments: [domain]).map {
                 UpstreamFeedState(position: $0[0], coversSince: Date(timeIntervalSince1970: $0[1]))
             }

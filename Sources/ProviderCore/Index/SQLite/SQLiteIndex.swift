@@ -33,14 +33,25 @@ final class SQLiteIndex: IndexStore {
     /// Who has the writer: the writes begun and not finished (the low
     /// bits; `smallWrite` runs in place at zero), plus `lookupOnWriter`
     /// while a lookup reads on it (`onIdleWriter`).
-    private let writerUse = Atomic<Int>(0)
-    private static let lookupOnWriter = 1 << 32
+    let writerUse = Atomic<Int>(0)
+    static let lookupOnWriter = 1 << 32
+    /// The write-back commits sharing the writer's open transaction
+    /// (`SQLiteIndex+batch`).
+    let batch = NIOLockedValueBox(CommitBatch())
+    /// Whether that transaction is open: read without the lock by every
+    /// lookup, written only on the writer's connection.
+    let batchOpen = Atomic<Bool>(false)
     /// Lookups that read on the writer's connection, for the tests.
     let lookupsOnWriter = Atomic<Int>(0)
     /// Writes that ran in place, for the tests.
     let inPlaceWrites = Atomic<Int>(0)
     /// Chains `writeChain` read from the database, for the tests.
     let writeChainReads = Atomic<Int>(0)
+
+    /// The index a grouped fsync's round settles the batch of.
+    struct WeakIndex {
+        weak var index: SQLiteIndex?
+    }
 
     struct ChainKey: Hashable {
         let domain: String
@@ -71,6 +82,9 @@ final class SQLiteIndex: IndexStore {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(10)
+        // The writer's transaction stays open between the write-back commits
+        // that share it (`SQLiteIndex+batch`); readers never hold one open.
+        configuration.allowsUnsafeTransactions = true
         configuration.prepareDatabase { db in
             // Commits do not fsync; `write` waits for a grouped fsync of the
             // log instead, which makes it as durable as FULL before it
@@ -86,9 +100,14 @@ final class SQLiteIndex: IndexStore {
             if db.configuration.readonly { try Self.limitReaderCache(db) }
         }
         pool = try DatabasePool(path: file.path, configuration: configuration)
-        logSync = Self.logSync(of: file)
+        // Set once `self` is whole: the sync's rounds commit the batch first.
+        // (Not a closure kept in the box: taken out of it, generic storage
+        // wraps a function in one more thunk each time.)
+        let settling = NIOLockedValueBox(WeakIndex())
+        logSync = Self.logSync(of: file, settlingFirst: { settling.withLockedValue { $0.index }?.settleBatchForSync() })
         try Self.migrator.migrate(pool)
         lookups = try LookupConnections(file: file)
+        settling.withLockedValue { $0.index = self }
     }
 
     /// The page cache of a connection that only reads, in KiB.
@@ -129,7 +148,7 @@ final class SQLiteIndex: IndexStore {
     /// (4.8-5.0 with every page freed) against 7.0-7.2 without. Only the
     /// coldest go: the writer's cache is the one lookups during a burst of
     /// writes rely on (`onIdleWriter`).
-    private static func trimWriterCache(_ db: Database) throws {
+    static func trimWriterCache(_ db: Database) throws {
         guard pageCacheBytes(db) > writerCacheKeptKiB * 1024 else { return }
         try db.cachedStatement(sql: "PRAGMA cache_size = -\(writerCacheKeptKiB / 2)").execute()
         try db.cachedStatement(sql: "PRAGMA cache_size = -\(writerCacheKiB)").execute()
@@ -157,10 +176,13 @@ final class SQLiteIndex: IndexStore {
     /// anyway (`ext4_fsync_nojournal`), so there the gain was small: the
     /// sync's share of a burst of PUTs' samples went from 12% to 10%
     /// (issue 14).
-    private static func logSync(of file: URL) -> GroupSync {
+    /// - Parameter settlingFirst: commits the write-back commits' shared
+    ///   transaction, if one is open, before the fsync (`SQLiteIndex+batch`).
+    private static func logSync(of file: URL, settlingFirst settle: @escaping @Sendable () -> Void = {}) -> GroupSync {
         let log = file.path + "-wal", folder = file.deletingLastPathComponent().path
         let folderSynced = NIOLockedValueBox(false)
         return GroupSync(gatherLimit: logGatherLimit) {
+            settle()
             // No log: nothing was written since the last connection closed
             // and checkpointed it into the database file.
             _ = try fsync(path: log, dataOnly: true) || fsync(path: file.path)
@@ -197,7 +219,7 @@ final class SQLiteIndex: IndexStore {
     /// (or, on the idle writer's connection, by a small write in place).
     /// Recursive scans and writes (which wait for fsync) stay async.
     func lookup<T>(_ read: (Database) throws -> T) throws -> T {
-        if let result = try onIdleWriter(read) { return result }
+        if let result = try onWriterIfIdleOrBatched(read) { return result }
         return try lookups.read(read)
     }
 
@@ -207,7 +229,7 @@ final class SQLiteIndex: IndexStore {
     /// (two more statements, a savepoint and GRDB's bookkeeping) only cost.
     /// Reads of several statements that must agree stay in `lookup`.
     func lookupStatement<T>(_ read: (Database) throws -> T) throws -> T {
-        if let result = try onIdleWriter(read) { return result }
+        if let result = try onWriterIfIdleOrBatched(read) { return result }
         return try lookups.readStatement(read)
     }
 
@@ -221,12 +243,26 @@ final class SQLiteIndex: IndexStore {
     /// commit can come between the statements, so none needs a transaction.
     /// The lookup claims the writer first, so a write arriving meanwhile
     /// is queued behind it, and a lookup never waits for a write.
-    private func onIdleWriter<T>(_ read: (Database) throws -> T) throws -> T? {
-        guard writerUse.compareExchange(expected: 0, desired: Self.lookupOnWriter,
-                                        ordering: .acquiringAndReleasing).exchanged else { return nil }
-        defer { writerUse.wrappingSubtract(Self.lookupOnWriter, ordering: .acquiringAndReleasing) }
+    /// Not while the write-back commits' shared transaction is open: what
+    /// only the writer shows is not committed (`SQLiteIndex+batch`).
+    func onIdleWriter<T>(_ read: (Database) throws -> T) throws -> T? {
+        guard !batchOpen.load(ordering: .acquiring), claimIdleWriter() else { return nil }
+        defer { releaseWriterClaim() }
+        // Opened between the check and the claim; with the claim held, no
+        // write can open or close it.
+        guard !batchOpen.load(ordering: .acquiring) else { return nil }
         lookupsOnWriter.wrappingAdd(1, ordering: .relaxed)
         return try pool.writeWithoutTransaction(read)
+    }
+
+    /// Claims the writer for a lookup: false when a write or another
+    /// lookup has it. A write arriving while the claim is held queues.
+    func claimIdleWriter() -> Bool {
+        writerUse.compareExchange(expected: 0, desired: Self.lookupOnWriter, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    func releaseWriterClaim() {
+        writerUse.wrappingSubtract(Self.lookupOnWriter, ordering: .acquiringAndReleasing)
     }
 
     /// Every change to the database goes through here: the read caches
@@ -268,13 +304,16 @@ final class SQLiteIndex: IndexStore {
                 properties.invalidate()
                 if !keepingFolders { writeChains.invalidate() }
             }
+            // A write-back commit under the coordination shares the
+            // writer's transaction with those before it (`joinBatch`).
+            let joining = small && durable ? DurabilityScope.current.flatMap { $0.joinsBatch ? $0 : nil } : nil
             let idle = writerUse.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue & (Self.lookupOnWriter - 1) == 0
             defer { writerUse.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
             if small && idle {
-                result = try writeInPlace(updates)
+                result = try writeInPlace(joining: joining, updates)
                 inPlaceWrites.wrappingAdd(1, ordering: .relaxed)
             } else {
-                result = try await pool.writeWithoutTransaction { db in try Self.transaction(db, updates) }
+                result = try await pool.writeWithoutTransaction { db in try self.transaction(db, joining: joining, updates) }
             }
         }
         // Checked after the commit: an open scope syncs after closing, so
@@ -288,8 +327,8 @@ final class SQLiteIndex: IndexStore {
     /// GRDB's blocking write: on the calling thread when its writer queue is
     /// free (a serial queue's `sync` runs there). Not async, so that the
     /// blocking overload is the one chosen.
-    private func writeInPlace<T>(_ updates: (Database) throws -> T) throws -> T {
-        try pool.writeWithoutTransaction { db in try Self.transaction(db, updates) }
+    private func writeInPlace<T>(joining scope: DurabilityScope?, _ updates: (Database) throws -> T) throws -> T {
+        try pool.writeWithoutTransaction { db in try transaction(db, joining: scope, updates) }
     }
 
     /// `updates` in one transaction, as GRDB's `write` runs them, but with
@@ -300,14 +339,19 @@ final class SQLiteIndex: IndexStore {
     /// that SQLite answered by rolling back (a full disk), swallowed, the
     /// statements that follow would each commit on their own, which GRDB's
     /// own `write` refuses to run; here only the write fails.
-    private static func transaction<T>(_ db: Database, _ updates: (Database) throws -> T) throws -> T {
+    /// `scope`: the write joins the shared transaction of write-back
+    /// commits (`joinBatch`); without one, that transaction, if open, is
+    /// committed first.
+    private func transaction<T>(_ db: Database, joining scope: DurabilityScope?, _ updates: (Database) throws -> T) throws -> T {
+        if let scope { return try joinBatch(db, scope, updates) }
+        try settleBatch(db)
         try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
         do {
             let result = try updates(db)
             guard db.isInsideTransaction else { throw DatabaseError(resultCode: .SQLITE_ABORT, message: "the transaction was rolled back") }
             try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
             // Committed: a failure to trim is no failure of the write.
-            try? trimWriterCache(db)
+            try? Self.trimWriterCache(db)
             return result
         } catch {
             // Unless SQLite rolled back already (a full disk, an I/O error).
