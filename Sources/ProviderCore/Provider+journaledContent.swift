@@ -20,18 +20,27 @@ extension Provider {
     /// never no file.
     func installWritten(_ request: WriteRequest, outbox name: String, item id: Int64, new: Bool) async throws {
         if request.content != nil, new { return }
-        // Not `installingContent`: this write's row may still be in the
-        // write-back commits' open transaction, and what it installs is
-        // decided without a read. Whoever installs after it commits that
-        // transaction first and reads this row.
         try await contentInstalls.withLock {
             if let content = request.content {
                 guard cache.hasFile(for: id) else { return }
+                try await committedFirst()
                 try cache.installJournaled(content, modified: request.modified ?? Date(), for: id)
             } else {
+                try await committedFirst()
                 try cache.installFromOutbox(name, for: id, new: new)
             }
         }
+    }
+
+    /// Commits the write-back commits' shared transaction holding the
+    /// caller's write (`SQLiteIndex+batch`) before its file is installed:
+    /// were that transaction lost, the index would describe the older bytes
+    /// (or hand the new item's id to the next one) while the cache held the
+    /// lost write's. A write to a new item's name that makes no file stays
+    /// in the transaction; whoever installs after it commits it first.
+    private func committedFirst() async throws {
+        try await index.settleBatch()
+        if let failure = DurabilityScope.current?.batchFailure { throw failure }
     }
 
     /// Makes the cache file of an item that has none from its newest

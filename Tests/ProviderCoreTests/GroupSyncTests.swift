@@ -103,4 +103,31 @@ struct GroupSyncTests {
         #expect(ContinuousClock.now - next < .milliseconds(250), "an arrival was lost: the round waited for a caller already there")
         #expect(brief.outstanding == 0)
     }
+
+    /// While writers keep coming (the last round served several), a round
+    /// waits `burstGather` before it takes its callers: one that asks a
+    /// moment after the round's first shares its sync. After a round of
+    /// one (a lone writer), nobody waits.
+    @Test("in a burst a round waits a moment for callers still arriving; a lone caller does not wait")
+    func burstRoundsGather() async throws {
+        let rounds = NIOLockedValueBox(0)
+        let group = GroupSync(gatherLimit: .seconds(10), burstGather: .seconds(1)) { rounds.withLockedValue { $0 += 1 } }
+        // A lone caller: no wait, though the gather is long.
+        let lone = ContinuousClock.now
+        try await group.sync()
+        #expect(ContinuousClock.now - lone < .milliseconds(500), "a lone caller waited for a burst")
+        // Two announced callers make a round of two: a burst.
+        group.expect()
+        group.expect()
+        async let first: Void = group.sync(expected: true)
+        async let second: Void = group.sync(expected: true)
+        _ = try await (first, second)
+        let before = rounds.withLockedValue { $0 }
+        // The next round waits: a caller 50 ms after the first shares it.
+        async let early: Void = group.sync()
+        try await Task.sleep(for: .milliseconds(50))
+        async let late: Void = group.sync()
+        _ = try await (early, late)
+        #expect(rounds.withLockedValue { $0 } - before == 1, "the late caller needed a round of its own")
+    }
 }

@@ -6,7 +6,9 @@
 /// 1. `mutations`, the domain's coordination: namespace changes, the
 ///    commit of a write (each checked against its `WriteConditions` inside
 ///    it) and the grant of a new lock, one at a time. Write-through uploads
-///    run under it; write-back commits are a rename and a transaction.
+///    run under it; write-back commits are a rename and a savepoint in
+///    the transaction they share until the next grouped fsync commits it
+///    (`SQLiteIndex+batch`); any other holder commits that one first.
 ///    With a shared index, the domain's turn among instances is taken
 ///    inside it (`IndexStore.withDomainTurn`), and a folder's listing
 ///    turn inside a listing's single flight.
@@ -17,6 +19,8 @@
 ///    application, and an upload's generation bump.
 /// 4. The index's SQLite writer and the small `NIOLockedValueBox`es (fetch
 ///    table, upload progress, generation), never held across an `await`.
+///    A write-back commit's lookups wait for the writer while the shared
+///    transaction is open; nothing that holds the writer waits for them.
 /// File system calls (the cache's renames and fsyncs) run under 1 and 2 at
 /// most, never under 3 or 4.
 extension Provider {

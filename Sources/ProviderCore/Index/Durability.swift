@@ -29,9 +29,16 @@ final class DurabilityScope: Sendable {
     private let state = NIOLockedValueBox(State())
     /// Whether the scope's small writes may join the shared transaction.
     let batches: Bool
+    /// The task that opened the scope, whose writes alone join it: a task
+    /// it starts inherits the scope (`current` is task-local) but is work
+    /// of its own (a listing refresh other requests share, a fetch), which
+    /// must neither read the batch nor fail with it. Compared, never used:
+    /// the scope closes before that task ends.
+    nonisolated(unsafe) private let owner: UnsafeCurrentTask?
 
     init(batches: Bool = false) {
         self.batches = batches
+        owner = batches ? withUnsafeCurrentTask { $0 } : nil
     }
 
     /// Called after a commit: true when the scope's owner will sync for it.
@@ -54,11 +61,11 @@ final class DurabilityScope: Sendable {
         }
     }
 
-    /// Whether a small write made now joins the shared transaction: only
-    /// while the owner has not closed the scope (a task that inherited it
-    /// and outlived it writes on its own).
+    /// Whether a write or a read made now is one of the scope's batched
+    /// commit: made by the task that opened the scope, before it closed it.
     var joinsBatch: Bool {
-        batches && state.withLockedValue { $0.open }
+        guard batches, let owner, withUnsafeCurrentTask(body: { $0 == owner }) else { return false }
+        return state.withLockedValue { $0.open }
     }
 
     /// The batch this scope wrote in could not be committed.

@@ -6,8 +6,10 @@ import NIOConcurrencyHelpers
 /// request once the thread hops were gone.
 ///
 /// Coherent by construction: every write to the index ends by moving the
-/// generation on and forgetting everything (`SQLiteIndex.write`), and an
-/// answer read at an older generation is never kept. A read that races a
+/// generation on and forgetting everything (`SQLiteIndex.write`), and so
+/// does the commit of the write-back commits' shared transaction
+/// (`SQLiteIndex+batch`), which readers did not see before; an answer read
+/// at an older generation is never kept. A read that races a
 /// write sees the database before or after it, as a SQLite read would;
 /// nothing older survives the write's return. Entries also expire after
 /// `lifetime`, which bounds what a writer outside this process (an

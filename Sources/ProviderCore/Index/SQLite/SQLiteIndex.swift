@@ -166,6 +166,10 @@ final class SQLiteIndex: IndexStore {
     /// commits under the domain's coordination take on this machine.
     static let logGatherLimit = Duration.milliseconds(1)
 
+    /// How long a round of the log's fsync waits for writers still arriving
+    /// while a burst goes on (`GroupSync`'s `burstGather`).
+    static let logBurstGather = Duration.microseconds(300)
+
     /// The grouped fsync of the write-ahead log (and, the first time, of the
     /// folder holding it, which the log may just have been created in).
     /// fdatasync, as SQLite syncs its own log and PostgreSQL its WAL on
@@ -181,7 +185,7 @@ final class SQLiteIndex: IndexStore {
     private static func logSync(of file: URL, settlingFirst settle: @escaping @Sendable () -> Void = {}) -> GroupSync {
         let log = file.path + "-wal", folder = file.deletingLastPathComponent().path
         let folderSynced = NIOLockedValueBox(false)
-        return GroupSync(gatherLimit: logGatherLimit) {
+        return GroupSync(gatherLimit: logGatherLimit, burstGather: logBurstGather) {
             settle()
             // No log: nothing was written since the last connection closed
             // and checkpointed it into the database file.
@@ -242,17 +246,22 @@ final class SQLiteIndex: IndexStore {
     /// less CPU; issue 14). Holding the writer's queue is the snapshot: no
     /// commit can come between the statements, so none needs a transaction.
     /// The lookup claims the writer first, so a write arriving meanwhile
-    /// is queued behind it, and a lookup never waits for a write.
+    /// is queued behind it, and a lookup never waits for a write (but a
+    /// write-back commit's own, while their shared transaction is open:
+    /// `onWriterIfIdleOrBatched`).
     /// Not while the write-back commits' shared transaction is open: what
     /// only the writer shows is not committed (`SQLiteIndex+batch`).
     func onIdleWriter<T>(_ read: (Database) throws -> T) throws -> T? {
         guard !batchOpen.load(ordering: .acquiring), claimIdleWriter() else { return nil }
         defer { releaseWriterClaim() }
-        // Opened between the check and the claim; with the claim held, no
-        // write can open or close it.
-        guard !batchOpen.load(ordering: .acquiring) else { return nil }
-        lookupsOnWriter.wrappingAdd(1, ordering: .relaxed)
-        return try pool.writeWithoutTransaction(read)
+        // Checked again on the writer's queue, where nothing opens or
+        // closes a batch meanwhile: one may have opened since (a small
+        // write runs in place whatever lookup holds the claim).
+        let found: T? = try pool.writeWithoutTransaction { db in
+            batchOpen.load(ordering: .acquiring) ? nil : try read(db)
+        }
+        if found != nil { lookupsOnWriter.wrappingAdd(1, ordering: .relaxed) }
+        return found
     }
 
     /// Claims the writer for a lookup: false when a write or another
@@ -269,7 +278,7 @@ final class SQLiteIndex: IndexStore {
     /// forget what it may have made stale, and it is durable when this
     /// returns (or, inside a `DurabilityScope`, when the scope's owner has
     /// synced).
-    func write<T: Sendable>(_ updates: @Sendable (Database) throws -> T) async throws -> T {
+    func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await write(small: false, updates)
     }
 
@@ -284,11 +293,13 @@ final class SQLiteIndex: IndexStore {
     /// time. A write that finds the writer busy is queued, so an event loop
     /// never waits for another's transaction (two idle checks that race
     /// meet at the writer queue, for the other's few rows, as a small write
-    /// meets a lookup reading there).
+    /// meets a lookup reading there); only a write-back commit's lookups
+    /// wait for the writer while the commits' shared transaction is open
+    /// (`SQLiteIndex+batch`).
     /// - Parameter keepingFolders: the write changes no folder's row, its
     ///   place or its listing, but by the tree versions its changes raise
     ///   (`writeChain`).
-    func smallWrite<T: Sendable>(keepingFolders: Bool = false, _ updates: @Sendable (Database) throws -> T) async throws -> T {
+    func smallWrite<T: Sendable>(keepingFolders: Bool = false, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await write(small: true, keepingFolders: keepingFolders, updates)
     }
 
@@ -296,7 +307,8 @@ final class SQLiteIndex: IndexStore {
     /// - Parameter durable: false for the one write that may return before
     ///   the log's fsync covers it (`IndexStore.completeUpload`); the next
     ///   sync, anyone's, does.
-    func write<T: Sendable>(small: Bool, keepingFolders: Bool = false, durable: Bool = true, _ updates: @Sendable (Database) throws -> T) async throws -> T {
+    func write<T: Sendable>(small: Bool, keepingFolders: Bool = false, durable: Bool = true,
+                            _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let result: T
         do {
             defer {
@@ -310,10 +322,10 @@ final class SQLiteIndex: IndexStore {
             let idle = writerUse.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue & (Self.lookupOnWriter - 1) == 0
             defer { writerUse.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
             if small && idle {
-                result = try writeInPlace(joining: joining, updates)
+                result = try writeInPlace(joining: joining, keepingFolders: keepingFolders, updates)
                 inPlaceWrites.wrappingAdd(1, ordering: .relaxed)
             } else {
-                result = try await pool.writeWithoutTransaction { db in try self.transaction(db, joining: joining, updates) }
+                result = try await writeUncancelled { db in try self.transaction(db, joining: joining, keepingFolders: keepingFolders, updates) }
             }
         }
         // Checked after the commit: an open scope syncs after closing, so
@@ -327,8 +339,8 @@ final class SQLiteIndex: IndexStore {
     /// GRDB's blocking write: on the calling thread when its writer queue is
     /// free (a serial queue's `sync` runs there). Not async, so that the
     /// blocking overload is the one chosen.
-    private func writeInPlace<T>(joining scope: DurabilityScope?, _ updates: (Database) throws -> T) throws -> T {
-        try pool.writeWithoutTransaction { db in try transaction(db, joining: scope, updates) }
+    private func writeInPlace<T>(joining scope: DurabilityScope?, keepingFolders: Bool, _ updates: (Database) throws -> T) throws -> T {
+        try pool.writeWithoutTransaction { db in try transaction(db, joining: scope, keepingFolders: keepingFolders, updates) }
     }
 
     /// `updates` in one transaction, as GRDB's `write` runs them, but with
@@ -342,13 +354,14 @@ final class SQLiteIndex: IndexStore {
     /// `scope`: the write joins the shared transaction of write-back
     /// commits (`joinBatch`); without one, that transaction, if open, is
     /// committed first.
-    private func transaction<T>(_ db: Database, joining scope: DurabilityScope?, _ updates: (Database) throws -> T) throws -> T {
-        if let scope { return try joinBatch(db, scope, updates) }
-        try settleBatch(db)
+    private func transaction<T>(_ db: Database, joining scope: DurabilityScope?, keepingFolders: Bool,
+                                _ updates: (Database) throws -> T) throws -> T {
+        if let scope { return try joinBatch(db, scope, keepingFolders: keepingFolders, updates) }
+        settleBatch(db)
         try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
         do {
             let result = try updates(db)
-            guard db.isInsideTransaction else { throw DatabaseError(resultCode: .SQLITE_ABORT, message: "the transaction was rolled back") }
+            try Self.requireTransaction(db)
             try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
             // Committed: a failure to trim is no failure of the write.
             try? Self.trimWriterCache(db)
