@@ -13,8 +13,12 @@ import Testing
 /// write in it and leaves nothing of them behind.
 @Suite("write-back commits sharing a transaction", .disabled(if: TestIndex.usesPostgres, "a shared index refuses write-back"))
 struct CommitBatchTests {
-    func sqlite(_ f: Fixture) throws -> SQLiteIndex {
-        try #require(f.provider.index as? SQLiteIndex)
+    /// A write-back provider whose uploads wait, with its root listed, and
+    /// its SQLite index.
+    func fixture() async throws -> (Fixture, SQLiteIndex) {
+        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
+        _ = try await f.provider.root()
+        return (f, try #require(f.provider.index as? SQLiteIndex))
     }
 
     /// Whether a read-only connection, which sees only what is committed,
@@ -40,10 +44,8 @@ struct CommitBatchTests {
 
     @Test("concurrent PUTs share one transaction, and each is committed before its answer")
     func sharedAndCommittedBeforeTheAnswer() async throws {
-        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
+        let (f, index) = try await fixture()
         defer { f.cleanUp() }
-        let index = try sqlite(f)
-        _ = try await f.provider.root()
         let before = index.batchCounts
         let count = 48
         holdRound(index, untilJoined: count)
@@ -69,10 +71,8 @@ struct CommitBatchTests {
 
     @Test("PUTs of one new name in one transaction: each sees the one before it, so one item results and none fails")
     func sameNewNameAtOnce() async throws {
-        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
+        let (f, index) = try await fixture()
         defer { f.cleanUp() }
-        let index = try sqlite(f)
-        _ = try await f.provider.root()
         let before = index.batchCounts
         holdRound(index, untilJoined: 24)
         let created = try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -90,9 +90,8 @@ struct CommitBatchTests {
 
     @Test("a change that does not join the batch (MKCOL) reads it committed: racing PUTs of the same names, each name is one file or one folder, and every refusal is the provider's")
     func othersReadTheBatchCommitted() async throws {
-        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
+        let (f, _) = try await fixture()
         defer { f.cleanUp() }
-        _ = try await f.provider.root()
         let unexpected = NIOLockedValueBox<[String]>([])
         try await withThrowingTaskGroup(of: Void.self) { group in
             for n in 0..<40 {
@@ -120,10 +119,8 @@ struct CommitBatchTests {
 
     @Test("a batch whose commit fails fails every PUT in it: nothing is acknowledged, no row stays, and the next PUTs commit")
     func failedCommitFailsEveryWrite() async throws {
-        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
+        let (f, index) = try await fixture()
         defer { f.cleanUp() }
-        let index = try sqlite(f)
-        _ = try await f.provider.root()
         holdRound(index, untilJoined: 16)
         index.batch.withLockedValue { $0.failNextCommit = { throw InjectedFailure() } }
         let acknowledged = try await withThrowingTaskGroup(of: String?.self) { group in
@@ -149,9 +146,8 @@ struct CommitBatchTests {
 
     @Test("a lost overwrite of a file the cache holds leaves the cache file with the bytes the index describes")
     func lostOverwriteKeepsTheFile() async throws {
-        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
+        let (f, index) = try await fixture()
         defer { f.cleanUp() }
-        let index = try sqlite(f)
         let item = try await f.put("old bytes", at: ["kept.txt"], inline: true)
         let read = try await f.provider.contents(of: item, at: ["kept.txt"])
         withExtendedLifetime(read.lease) {}
@@ -169,10 +165,8 @@ struct CommitBatchTests {
 
     @Test("a lock granted inside a batch is seen once the batch is committed, though a reader found none while it was open")
     func lockInBatchOutlivesTheMemo() async throws {
-        let f = try await Fixture(writeMode: .back, uploads: UploadPolicy(quietDelay: 3600))
+        let (f, index) = try await fixture()
         defer { f.cleanUp() }
-        let index = try sqlite(f)
-        _ = try await f.provider.root()
         #expect(try await !f.provider.hasLiveLocks())
         let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         index.batch.withLockedValue { batch in
