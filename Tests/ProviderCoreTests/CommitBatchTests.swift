@@ -163,7 +163,7 @@ struct CommitBatchTests {
         #expect(try String(contentsOf: again.file, encoding: .utf8) == "old bytes")
     }
 
-    @Test("a lock granted inside a batch is seen once the batch is committed, though a reader found none while it was open")
+    @Test("a lock granted inside a batch holds off the next PUT while the batch is open, though a reader outside it found none, and is seen by all once committed")
     func lockInBatchOutlivesTheMemo() async throws {
         let (f, index) = try await fixture()
         defer { f.cleanUp() }
@@ -187,7 +187,10 @@ struct CommitBatchTests {
         }
         let open = index.batchOpen.load(ordering: .acquiring)
         #expect(open, "the lock waits in the open batch")
-        #expect(try await !f.provider.hasLiveLocks(), "not committed: no lock seen, and \"none\" remembered")
+        #expect(try await !f.provider.hasLiveLocks(), "not committed: a reader outside the batch sees no lock")
+        // The next write-back PUT joins the batch: it sees the lock, and
+        // without its token it is refused, whatever that reader found.
+        await #expect(throws: ProviderError.self) { _ = try await f.put("not the lock holder's", at: ["locked.txt"], inline: true) }
         release.signal()
         let granted = try #require(try await locking.value)
         #expect(try await f.provider.hasLiveLocks(), "committed: the memo of none is gone")

@@ -32,8 +32,9 @@ final class DurabilityScope: Sendable {
     /// The task that opened the scope, whose writes alone join it: a task
     /// it starts inherits the scope (`current` is task-local) but is work
     /// of its own (a listing refresh other requests share, a fetch), which
-    /// must neither read the batch nor fail with it. Compared, never used:
-    /// the scope closes before that task ends.
+    /// must neither read the batch nor fail with it. Kept only to compare
+    /// (it keeps the task object alive while the scope lives); the scope
+    /// closes before that task ends, so no other task can match it.
     nonisolated(unsafe) private let owner: UnsafeCurrentTask?
 
     init(batches: Bool = false) {

@@ -22,10 +22,14 @@ import Synchronization
 ///   that `batches`, under the domain's coordination, one at a time) read
 ///   on the writer while it is open (`seesBatch`), past the read caches but
 ///   for `writeChains`: joined writes that keep the folders change no
-///   folder's row, and settling forgets those chains when one did not;
+///   folder's row but the tree versions above (which a write's chain does
+///   not use), and settling forgets those chains when one did not;
 /// - everyone else reads what is committed: lookups go to the read-only
 ///   connections rather than the idle writer, and the read caches and the
-///   lock memo forget what they learnt meanwhile once it is committed;
+///   lock memo forget what they learnt meanwhile once it is committed
+///   (the memo trusts no "none" while a lock waits in the batch); the one
+///   exception is `writeChains`, which a joiner may fill from the batch
+///   with folder rows whose tree versions it raised;
 /// - whatever changes the index otherwise commits the batch first, in the
 ///   same writer access (`transaction`), and so does every change under the
 ///   coordination that does not join it and every install of a cache file
@@ -50,8 +54,8 @@ struct CommitBatch {
     /// Thrown before the next commit, for the tests: a failure injected
     /// where SQLite's own (a full disk, an I/O error) would come.
     var failNextCommit: (@Sendable () throws -> Void)?
-    /// For the tests: run (once) by the next round of the fsync before it
-    /// commits the batch, which it may hold open meanwhile.
+    /// For the tests: run (once) by the next round of the fsync that finds
+    /// a batch open, before it commits it, which it may hold open meanwhile.
     var beforeRoundCommits: (@Sendable () -> Void)?
 }
 
@@ -66,10 +70,7 @@ extension SQLiteIndex {
     /// opens if none is. On the writer's connection.
     func joinBatch<T>(_ db: Database, _ scope: DurabilityScope, keepingFolders: Bool,
                       _ updates: (Database) throws -> T) throws -> T {
-        if batchOpen.load(ordering: .acquiring), !db.isInsideTransaction {
-            // SQLite rolled it back under a statement of someone's read.
-            closeBatch(db, failure: Self.rolledBack)
-        }
+        closeIfRolledBack(db)
         if !db.isInsideTransaction {
             try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
             batchOpen.store(true, ordering: .releasing)
@@ -92,6 +93,9 @@ extension SQLiteIndex {
                 do {
                     try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT joined").execute()
                     try db.cachedStatement(sql: "RELEASE SAVEPOINT joined").execute()
+                    // Nothing of anyone's left in it: not kept open, where
+                    // it would keep every lookup off the writer.
+                    if batch.withLockedValue({ $0.joiners.allSatisfy { $0 === scope } }) { settleBatch(db) }
                 } catch {
                     closeBatch(db, failure: error)
                 }
@@ -106,11 +110,8 @@ extension SQLiteIndex {
     /// A batch that cannot be committed fails its joiners, not the caller,
     /// who goes on with its own work on a connection with no transaction.
     func settleBatch(_ db: Database) {
+        closeIfRolledBack(db)
         guard batchOpen.load(ordering: .acquiring) else { return }
-        guard db.isInsideTransaction else {
-            // SQLite rolled it back under a statement of someone's read.
-            return closeBatch(db, failure: Self.rolledBack)
-        }
         do {
             try batch.withLockedValue { $0.failNextCommit }?()
             try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
@@ -130,14 +131,20 @@ extension SQLiteIndex {
     /// the blocking pool. A failed commit reaches the batch's joiners; the
     /// round goes on for everyone else's commits.
     func settleBatchForSync() {
+        guard batchOpen.load(ordering: .acquiring) else { return }
         batch.withLockedValue { batch in
             defer { batch.beforeRoundCommits = nil }
             return batch.beforeRoundCommits
         }?()
-        guard batchOpen.load(ordering: .acquiring) else { return }
         writerUse.wrappingAdd(1, ordering: .acquiringAndReleasing)
         defer { writerUse.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
         pool.writeWithoutTransaction { db in settleBatch(db) }
+    }
+
+    /// A batch whose transaction SQLite rolled back by itself, under a
+    /// failing statement of someone's read on the writer, is lost.
+    private func closeIfRolledBack(_ db: Database) {
+        if batchOpen.load(ordering: .acquiring), !db.isInsideTransaction { closeBatch(db, failure: Self.rolledBack) }
     }
 
     /// Ends the open batch, committed (`failure` nil) or lost: in the
@@ -164,6 +171,7 @@ extension SQLiteIndex {
         lockState.withLockedValue { state in
             state.none = false
             state.insertions &+= 1
+            state.inOpenBatch = false
         }
         if failure == nil { try? Self.trimWriterCache(db) }
     }

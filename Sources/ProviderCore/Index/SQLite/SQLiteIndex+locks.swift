@@ -57,9 +57,11 @@ extension SQLiteIndex {
         // Before the write and again after it: a `hasLiveLocks` that read
         // the table while this insert was on its way must not remember
         // "none" past the commit (lock checks rely on it).
+        let joining = !lock.depthInfinity && DurabilityScope.current?.joinsBatch == true
         let marked = { self.lockState.withLockedValue { state in
             state.none = false
             state.insertions &+= 1
+            if joining { state.inOpenBatch = true }
         } }
         marked()
         defer { marked() }
@@ -141,14 +143,15 @@ extension SQLiteIndex {
     /// will need its own signal.)
     func hasLiveLocks(now: Date) async throws -> Bool {
         let before = lockState.withLockedValue { $0 }
-        if before.none { return false }
+        if before.none, !before.inOpenBatch { return false }
         let any = try lookupStatement { db in
             try Bool.fetchOne(try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM lock WHERE \(Self.live))"), arguments: [now.timeIntervalSince1970]) ?? false
         }
         if !any {
             lockState.withLockedValue { state in
-                // Not if a lock was inserted while we were reading.
-                if state.insertions == before.insertions { state.none = true }
+                // Not if a lock was inserted while we were reading, nor
+                // while one waits uncommitted, which this read did not see.
+                if state.insertions == before.insertions, !state.inOpenBatch { state.none = true }
             }
         }
         return any

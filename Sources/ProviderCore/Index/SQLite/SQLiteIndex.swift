@@ -61,6 +61,10 @@ final class SQLiteIndex: IndexStore {
     struct LockState {
         var none = false
         var insertions: UInt64 = 0
+        /// A lock waits in the write-back commits' open transaction: "none"
+        /// is neither trusted nor remembered until it is committed or lost
+        /// (`SQLiteIndex+batch`), since readers outside it do not see it.
+        var inOpenBatch = false
     }
 
     /// Before the first database is opened (see sqlite_tuning.h): no memory
@@ -246,9 +250,8 @@ final class SQLiteIndex: IndexStore {
     /// less CPU; issue 14). Holding the writer's queue is the snapshot: no
     /// commit can come between the statements, so none needs a transaction.
     /// The lookup claims the writer first, so a write arriving meanwhile
-    /// is queued behind it, and a lookup never waits for a write (but a
-    /// write-back commit's own, while their shared transaction is open:
-    /// `onWriterIfIdleOrBatched`).
+    /// is queued behind it, and a lookup never waits for a write (a
+    /// write-back commit's own may: `onWriterIfIdleOrBatched`).
     /// Not while the write-back commits' shared transaction is open: what
     /// only the writer shows is not committed (`SQLiteIndex+batch`).
     func onIdleWriter<T>(_ read: (Database) throws -> T) throws -> T? {
