@@ -165,12 +165,9 @@ extension SQLiteIndex {
         }
         batchOpen.store(false, ordering: .releasing)
         if let failure { for scope in joiners { scope.batchFailed(failure) } }
-        chains.invalidate()
-        properties.invalidate()
-        if foldersChanged || failure != nil { writeChains.invalidate() }
+        forgetReads(keepingFolders: !foldersChanged && failure == nil)
         lockState.withLockedValue { state in
-            state.none = false
-            state.insertions &+= 1
+            state.lockMayExist()
             state.inOpenBatch = false
         }
         if failure == nil { try? Self.trimWriterCache(db) }

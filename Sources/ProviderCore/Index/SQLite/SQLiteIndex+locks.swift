@@ -59,8 +59,7 @@ extension SQLiteIndex {
         // "none" past the commit (lock checks rely on it).
         let joining = !lock.depthInfinity && DurabilityScope.current?.joinsBatch == true
         let marked = { self.lockState.withLockedValue { state in
-            state.none = false
-            state.insertions &+= 1
+            state.lockMayExist()
             if joining { state.inOpenBatch = true }
         } }
         marked()

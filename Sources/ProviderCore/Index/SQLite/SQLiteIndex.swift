@@ -65,6 +65,21 @@ final class SQLiteIndex: IndexStore {
         /// is neither trusted nor remembered until it is committed or lost
         /// (`SQLiteIndex+batch`), since readers outside it do not see it.
         var inOpenBatch = false
+
+        /// A lock may exist that a read did not see: "none" is forgotten,
+        /// and a read that overlapped this moment cannot put it back.
+        mutating func lockMayExist() {
+            none = false
+            insertions &+= 1
+        }
+    }
+
+    /// The read caches forget what a change may have made stale; the
+    /// chains of writes too unless it kept every folder (`writeChain`).
+    func forgetReads(keepingFolders: Bool) {
+        chains.invalidate()
+        properties.invalidate()
+        if !keepingFolders { writeChains.invalidate() }
     }
 
     /// Before the first database is opened (see sqlite_tuning.h): no memory
@@ -314,11 +329,7 @@ final class SQLiteIndex: IndexStore {
                             _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let result: T
         do {
-            defer {
-                chains.invalidate()
-                properties.invalidate()
-                if !keepingFolders { writeChains.invalidate() }
-            }
+            defer { forgetReads(keepingFolders: keepingFolders) }
             // A write-back commit under the coordination shares the
             // writer's transaction with those before it (`joinBatch`).
             let joining = small && durable ? DurabilityScope.current.flatMap { $0.joinsBatch ? $0 : nil } : nil
