@@ -115,7 +115,7 @@ struct RecyclingReaderTests {
         }
     }
 
-    @Test("a large read of a complete file is copied in place from the page cache only while the stream has let go of the chunk sent two reads before; otherwise, for pages not cached, and for a file still written, on the pool")
+    @Test("a large read of cached pages is copied in place only while the stream has let go of the chunk sent two reads before; otherwise, for pages not cached, and for a reader not asked to, on the pool")
     func cachedPagesReadInPlaceWhileKeptUp() async throws {
         let chunk = 256 * 1024
         let (url, fd, bytes) = try makeFile(6 * chunk)
@@ -133,7 +133,7 @@ struct RecyclingReaderTests {
         #expect(received == bytes && receivedThroughPool == bytes)
         #expect(reader.cachedInPlace == 4)
         #expect(reader.recycled == 4 && pooled.recycled == 4)
-        // A reader of a file still being written never reads in place.
+        // A reader not asked to read in place (an upload's) never does.
         #expect(pooled.cachedInPlace == 0)
         // A stream that holds every chunk (a connection falling behind):
         // every read goes through the pool, into storage of its own.

@@ -49,7 +49,7 @@ struct WebDAVStoreTests {
         try await store.shutdown()
     }
 
-    @Test("a 64 MiB fetch streams into the file with progress in many steps; uploads stream too, counting their bytes")
+    @Test("a 64 MiB fetch streams into the file with progress in many steps, a reader's chunk at a time; uploads stream too, counting their bytes")
     func streamedFetch() async throws {
         let server = try await ApacheServer()
         defer { server.cleanUp() }
@@ -86,6 +86,11 @@ struct WebDAVStoreTests {
         #expect(entry.size == Int64(size))
         #expect(entry.version == uploaded.version)
         #expect(seen.count >= 64, "progress after each chunk, not once at the end: \(seen.count) reports")
+        // Written 256 KiB at a time (GatheredWrites), not per network chunk
+        // of at most 64 KiB: every step but the last is at least that long.
+        let steps = zip(seen.dropFirst(), seen).map { $0 - $1 }
+        #expect(seen.count <= size / (256 * 1024) + 1, "\(seen.count) reports")
+        #expect(steps.dropLast().allSatisfy { $0 >= 256 * 1024 }, "steps \(Set(steps).sorted().prefix(8))")
         #expect(seen == seen.sorted())
         #expect((seen.first ?? .max) <= 1 << 20, "the first bytes are reported before the rest arrive")
         #expect(seen.last == Int64(size))

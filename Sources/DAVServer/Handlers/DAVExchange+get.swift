@@ -105,7 +105,7 @@ extension DAVExchange {
             case .file(let file):
                 return try file.body(range: range, holding: lease, connection: connection)
             case .download(let download):
-                return FileDescriptor.body(range: range, complete: false, connection: connection,
+                return FileDescriptor.body(range: range, connection: connection,
                                            open: { FileDescriptor(try download.openForReading()) },
                                            available: { _ = lease; return try await download.bytes(upTo: $0) })
             }

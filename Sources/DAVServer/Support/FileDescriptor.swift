@@ -83,19 +83,23 @@ final class FileDescriptor: Sendable {
     /// (`RecyclingReader`).
     static let chunkSize: Int64 = 256 * 1024
 
-    /// `complete`: the file is whole on disk (`available` answers at once),
-    /// so its chunks may be read in place from the page cache. `connection`:
-    /// the event loop of the client's channel.
-    static func body(range: ClosedRange<Int64>, complete: Bool, connection: any EventLoop,
+    /// Chunks the page cache holds are read in place, for a whole file and
+    /// for a download alike: a download's bytes were written a moment
+    /// before, so they are in the page cache, and reading them in place
+    /// spares each chunk the hop to the pool and back. `connection`: the
+    /// event loop of the client's channel. `readInPlace` (for the tests)
+    /// hears how many chunks were, once the body is written.
+    static func body(range: ClosedRange<Int64>, connection: any EventLoop,
                      open: @escaping @Sendable () throws -> FileDescriptor,
-                     available: @escaping @Sendable (Int64) async throws -> Int64) -> ResponseBody {
+                     available: @escaping @Sendable (Int64) async throws -> Int64,
+                     readInPlace: (@Sendable (Int) -> Void)? = nil) -> ResponseBody {
         ResponseBody(contentLength: range.count) { writer in
             let inFlight = WritesInFlight(on: connection)
             var file: FileDescriptor?
             var offset = range.lowerBound
             let end = range.upperBound + 1
             // Two chunks may wait for the connection: the third before is free.
-            var reader = RecyclingReader(cachedInPlaceFirst: complete, reuseAfter: 3)
+            var reader = RecyclingReader(cachedInPlaceFirst: true, reuseAfter: 3)
             while offset < end {
                 let ready = min(try await available(min(offset + chunkSize, end)), end)
                 guard ready > offset else {
@@ -114,6 +118,7 @@ final class FileDescriptor: Sendable {
                     try await inFlight.write(chunk, to: &writer)
                 }
             }
+            readInPlace?(reader.cachedInPlace)
             try await writer.finish(nil)
         }
     }

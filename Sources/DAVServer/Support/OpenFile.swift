@@ -41,7 +41,7 @@ struct OpenFile: Sendable {
             ServerMetrics.bytesSent.increment(by: bytes.readableBytes)
             return ResponseBody(byteBuffer: bytes)
         }
-        return FileDescriptor.body(range: range, complete: true, connection: connection, open: { descriptor },
+        return FileDescriptor.body(range: range, connection: connection, open: { descriptor },
                                    available: { _ in withExtendedLifetime(lease) { size } })
     }
 }

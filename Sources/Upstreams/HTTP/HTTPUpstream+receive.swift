@@ -8,6 +8,11 @@ import Glibc
 #endif
 
 extension HTTPUpstream {
+    /// Body chunks are written in batches of at least this many bytes
+    /// (`GatheredWrites`): a GET's reader waits for a chunk this size
+    /// (`FileDescriptor.chunkSize` in DAVServer) anyway.
+    static let gatherThreshold = 256 * 1024
+
     /// Writes a GET answer's body into `destination` as it arrives: without
     /// a range, the whole file into a new `destination`, made durable and
     /// checked against `size` before it counts (a new file that did not fill
@@ -30,23 +35,27 @@ extension HTTPUpstream {
         let last = range?.upperBound ?? Int64.max
         var position = bodyStart
         var written: Int64 = 0
+        // A write into the page cache costs microseconds; a hop to another
+        // thread would cost more.
+        var gathered = GatheredWrites(threshold: Self.gatherThreshold)
+        func writeGathered() throws {
+            let count = gathered.count
+            try gathered.write(to: fd)
+            written += Int64(count)
+            progress(written)
+        }
         do {
             for try await chunk in body {
                 let count = Int64(chunk.readableBytes)
                 let from = max(position, first), to = min(position + count - 1, last)
                 if from <= to {
-                    // One network chunk (at most some 64 KiB) into the page cache
-                    // costs microseconds; a hop to another thread would cost more.
-                    try chunk.withUnsafeReadableBytes { bytes in
-                        let slice = UnsafeRawBufferPointer(rebasing: bytes[Int(from - position)...Int(to - position)])
-                        try writeAll(fd, slice, at: from)
-                    }
-                    written += to - from + 1
-                    progress(written)
+                    let slice = chunk.getSlice(at: chunk.readerIndex + Int(from - position), length: Int(to - from + 1))!
+                    if gathered.add(slice, at: from) { try writeGathered() }
                 }
                 position += count
                 if position > last { break }
             }
+            if gathered.count > 0 { try writeGathered() }
         } catch {
             throw transportError(error)
         }

@@ -130,18 +130,6 @@ enum HTTPUpstream {
         else { return nil }
         return (start, end, Int64(rangeAndTotal[1]))
     }
-
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        var done = 0
-        while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw DirectoryStore.error(errno)
-            }
-            done += n
-        }
-    }
 }
 
 /// The store's own HTTP client, shut down when the last copy of the store
