@@ -74,22 +74,41 @@ propfind_step() {
 }
 
 # Freshness: a file made directly in the upstream folder after every server
-# listed it; each reads it at once. 200 with the right content, or 404.
+# listed it. Each server's first answer to a GET of it (200 with the right
+# content, or 404), then how long until each serves it: every server is
+# asked in turn every 0.1 s, up to FRESH_WAIT seconds from the file's making
+# (a gateway still answering 404 then is recorded as FRESH_WAIT).
+FRESH_WAIT=10
 freshness_step() {
-    local round=$1 who code
+    local round=$1 who code start elapsed
     local name="many-$round/fresh-$round.txt"
+    local -A seen=()
     echo "made after the listing" > "$APACHE_STORE/$name"
     chown www-data:www-data "$APACHE_STORE/$name"
-    for who in "${@:2}"; do
-        code=$(dav_curl "$who" -o "$WORK/fresh.txt" -w '%{http_code}' "$(url "$who")/$name")
-        if [[ $code == 200 ]] && ! cmp -s "$WORK/fresh.txt" "$APACHE_STORE/$name"; then
-            die "$who: GET of the new file answered 200 with other content"
+    start=$(date +%s.%N)
+    while :; do
+        elapsed=$(awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN { printf "%.1f", n - s }')
+        for who in "${@:2}"; do
+            [[ -n ${seen[$who]:-} ]] && continue
+            code=$(dav_curl "$who" -o "$WORK/fresh.txt" -w '%{http_code}' "$(url "$who")/$name")
+            if [[ $code == 200 ]] && ! cmp -s "$WORK/fresh.txt" "$APACHE_STORE/$name"; then
+                die "$who: GET of the new file answered 200 with other content"
+            fi
+            [[ -n ${RESULT[fresh,$who,$round]:-} ]] || record fresh "$who" "$round" "$code"
+            [[ $code == 200 ]] && { seen[$who]=1; record freshsecs "$who" "$round" "$elapsed"; }
+        done
+        (( ${#seen[@]} < $# - 1 )) || break
+        if awk -v e="$elapsed" -v w="$FRESH_WAIT" 'BEGIN { exit !(e >= w) }'; then
+            for who in "${@:2}"; do
+                [[ -n ${seen[$who]:-} ]] || record freshsecs "$who" "$round" "$FRESH_WAIT"
+            done
+            break
         fi
-        record fresh "$who" "$round" "$code"
+        sleep 0.1
     done
     rm -f "$WORK/fresh.txt"
-    note "round $round, a file made upstream after the listing, read at once:" \
-         "$(for who in "${@:2}"; do printf '%s %s  ' "$(title "$who")" "$(round_values fresh "$who" | awk '{ print $NF }')"; done)"
+    note "round $round, a file made upstream after the listing, first answer and seconds until served:" \
+         "$(for who in "${@:2}"; do printf '%s %s %ss  ' "$(title "$who")" "${RESULT[fresh,$who,$round]}" "${RESULT[freshsecs,$who,$round]}"; done)"
 }
 
 # GET 4 KiB: one kept-alive TLS connection per pass (scripts/lib/bench.py
@@ -260,6 +279,7 @@ table_row "GET 4 KiB warm, p90 (ms)"                 get4kwarmp90 %.2f lower
 table_row "PROPFIND D1 of $MANY_COUNT cold (s)"      pf1cold      %.3f lower
 table_row "PROPFIND D1 of $MANY_COUNT warm (s)"      pf1warm      %.3f lower
 table_row "GET of a file new upstream (status)"      fresh        code higher
+table_row "  seconds until served (${FRESH_WAIT}: not yet)" freshsecs    %.1f lower
 table_row "peak RSS, lazy run (MiB)"                 rss          %.1f lower
 printf '  a new %s file into the page cache (dd, davgate'"'"'s disk): %s MB/s, the floor of a cold read\n' \
     "$SIZE_LABEL" "$PAGECACHE_RATE"
