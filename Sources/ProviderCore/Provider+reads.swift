@@ -27,7 +27,9 @@ extension Provider {
     private enum Plan {
         case follow(Download)
         case whole(Download, adopting: SparseContent?)
-        case range(Download, SparseContent, span: ClosedRange<Int64>)
+        /// `span` covers the gaps of the wanted range; the bytes after it,
+        /// up to `through`, are in the file already.
+        case range(Download, SparseContent, span: ClosedRange<Int64>, through: Int64)
     }
 
     /// Opens the item's current content for reading. A dirty item's first
@@ -67,7 +69,7 @@ extension Provider {
                     return .follow(Download.complete(item, descriptor: descriptor, path: content.file))
                 }
                 let download = Download(itemID: item.id, file: content.file, descriptor: descriptor, available: first.lowerBound)
-                return .range(download, content, span: first.lowerBound...last.upperBound)
+                return .range(download, content, span: first.lowerBound...last.upperBound, through: range.upperBound)
             }
             // A whole read takes over what ranges fetched so far.
             table.sparse[item.id] = nil
@@ -85,9 +87,9 @@ extension Provider {
             metrics.cacheMisses.increment()
             Task { await fetchWhole(download, adopting: sparse, item: item, path: path) }
             return .download(download)
-        case .range(let download, let sparse, let span):
+        case .range(let download, let sparse, let span, let through):
             metrics.cacheMisses.increment()
-            Task { await fetchRange(span, into: sparse, for: download, item: item, path: path) }
+            Task { await fetchRange(span, through: through, into: sparse, for: download, item: item, path: path) }
             return .download(download)
         }
     }
@@ -210,7 +212,9 @@ extension Provider {
                              version: version, executable: item.executable)
     }
 
-    private func fetchRange(_ span: ClosedRange<Int64>, into sparse: SparseContent, for download: Download, item: Item, path: ItemPath) async {
+    /// Fetches `span`; once it is in, everything up to `through` is there.
+    private func fetchRange(_ span: ClosedRange<Int64>, through: Int64, into sparse: SparseContent, for download: Download,
+                            item: Item, path: ItemPath) async {
         do {
             _ = try await upstream {
                 try await store.fetch(path, range: span, into: sparse.file, observer: FetchObserver(
@@ -228,7 +232,8 @@ extension Provider {
             sparse.endFetch(fetched: span)
             metrics.fetches.increment()
             metrics.fetchedBytes.increment(by: Int64(span.count))
-            download.reached(span.upperBound + 1)
+            // The wanted range may end in bytes an earlier fetch brought.
+            download.reached(max(span.upperBound, through) + 1)
             logger.debug("fetched bytes \(span.lowerBound)-\(span.upperBound) of \(Self.display(path))")
             download.finish(.success(item))
         } catch {

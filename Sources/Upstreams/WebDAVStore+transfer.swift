@@ -28,7 +28,7 @@ extension WebDAVStore {
             // before and after the range are then read past.
             bodyStart = 0
         case 206 where range != nil:
-            guard let start = response.headers.first(name: "Content-Range").flatMap(HTTPUpstream.contentRange)?.start else {
+            guard let start = HTTPUpstream.partialContent(response.headers, asked: range!)?.start else {
                 await HTTPUpstream.discard(response.body)
                 throw UpstreamError.io("206 Partial Content without a usable Content-Range")
             }

@@ -45,6 +45,27 @@ struct PartialContentTests {
         #expect(f.store.fetchedRanges.withLockedValue { $0 } == [10...19, 0...9, 20...99], "only the gaps")
     }
 
+    @Test("a range whose end was fetched before is served whole once its start is in")
+    func rangeEndingInFetchedBytes() async throws {
+        let f = try await Fixture(ttl: 60)
+        defer { f.cleanUp() }
+        let text = String((0..<100).map { Character(UnicodeScalar(UInt8(65 + $0 % 26))) })
+        try f.write(text, "doc.txt")
+        let item = try #require(try await f.provider.item(at: ["doc.txt"]))
+        let first = try await f.provider.openContents(of: item, at: ["doc.txt"], range: 10...19)
+        #expect(try await read(first, 10...19) == String(Array(text)[10...19]))
+
+        // 5...9 is fetched; 10...15 is in the file already. A GET's body asks
+        // the download for every byte of its range, and must get them all.
+        guard case .download(let download) = try await f.provider.openContents(of: item, at: ["doc.txt"], range: 5...15) else {
+            Issue.record("a placeholder is served through a download")
+            return
+        }
+        #expect(try await download.bytes(upTo: 16) >= 16, "the download ended at the fetched gap, before the range's end")
+        #expect(try await read(.download(download), 5...15) == String(Array(text)[5...15]))
+        #expect(f.store.fetchedRanges.withLockedValue { $0 } == [10...19, 5...9])
+    }
+
     @Test("a range of a file changed since its listing is refused, and the index learns the new version")
     func changedUpstream() async throws {
         let f = try await Fixture(ttl: 60)

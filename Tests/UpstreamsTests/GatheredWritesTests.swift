@@ -20,7 +20,7 @@ struct GatheredWritesTests {
         defer { close(fd); unlink(path) }
 
         var expected = [UInt8](repeating: 0, count: 1000)   // the hole before the first offset reads as zeros
-        var gathered = GatheredWrites(threshold: 4096)
+        var gathered = GatheredWrites(threshold: 4096, maxDelay: .seconds(3600))
         var offset: Int64 = 1000
         var writes = 0
         for index in 0..<150 {
@@ -44,6 +44,17 @@ struct GatheredWritesTests {
 
         let written = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(written == Data(expected))
+    }
+
+    @Test("bytes are held no longer than the delay past the chunk that brought the first of them")
+    func heldAtMostTheDelay() throws {
+        var gathered = GatheredWrites(threshold: 1 << 20, maxDelay: .milliseconds(50))
+        let first = gathered.add(ByteBuffer(bytes: [1]), at: 0)
+        #expect(!first, "one byte, at once: held")
+        Thread.sleep(forTimeInterval: 0.06)
+        let second = gathered.add(ByteBuffer(bytes: [2]), at: 1)
+        #expect(second, "the first byte was held 60 ms: write now")
+        #expect(gathered.count == 2)
     }
 
     @Test("a write that fails reports the error and lets go of the chunks")

@@ -87,10 +87,12 @@ struct WebDAVStoreTests {
         #expect(entry.version == uploaded.version)
         #expect(seen.count >= 64, "progress after each chunk, not once at the end: \(seen.count) reports")
         // Written 256 KiB at a time (GatheredWrites), not per network chunk
-        // of at most 64 KiB: every step but the last is at least that long.
-        let steps = zip(seen.dropFirst(), seen).map { $0 - $1 }
-        #expect(seen.count <= size / (256 * 1024) + 1, "\(seen.count) reports")
-        #expect(steps.dropLast().allSatisfy { $0 >= 256 * 1024 }, "steps \(Set(steps).sorted().prefix(8))")
+        // of at most 64 KiB (1,030 reports here when it was): a batch held
+        // 5 ms on a loaded machine is written short, so most steps, not
+        // all, are that long.
+        let steps = zip(seen.dropFirst(), seen).map { $0 - $1 }.sorted()
+        #expect(seen.count <= size / (256 * 1024) * 3 / 2, "\(seen.count) reports")
+        #expect((steps.isEmpty ? 0 : steps[steps.count / 2]) >= 256 * 1024, "median step of \(steps.count)")
         #expect(seen == seen.sorted())
         #expect((seen.first ?? .max) <= 1 << 20, "the first bytes are reported before the rest arrive")
         #expect(seen.last == Int64(size))

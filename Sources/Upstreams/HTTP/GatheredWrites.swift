@@ -13,24 +13,37 @@ import Glibc
 /// 256 KiB than of 64 KiB (a new 256 MiB file: 39 against 48 ms of CPU
 /// here; 1 MiB writes gain nothing more). One `pwritev` takes the chunks
 /// as they are, without copying them into one buffer first.
+///
+/// Bytes are held at most `maxDelay` past the chunk that brought the first
+/// of them, as far as chunks keep arriving: a slow upstream's chunks are
+/// written (and readers woken) one by one, as before.
 struct GatheredWrites {
     let threshold: Int
+    let maxDelay: Duration
     private var pending: [ByteBuffer] = []
     private var start: Int64 = 0
+    private var firstHeld = ContinuousClock.now
     private(set) var count = 0
 
-    init(threshold: Int) { self.threshold = threshold }
+    init(threshold: Int, maxDelay: Duration = .milliseconds(5)) {
+        self.threshold = threshold
+        self.maxDelay = maxDelay
+    }
 
     /// Adds `chunk`, whose bytes belong right after those held (at
     /// `offset` when none are); returns whether the caller should `write`
-    /// now.
+    /// now: `threshold` bytes are held, or the first of them for `maxDelay`.
     mutating func add(_ chunk: ByteBuffer, at offset: Int64) -> Bool {
-        guard chunk.readableBytes > 0 else { return count >= threshold }
-        if pending.isEmpty { start = offset }
-        precondition(offset == start + Int64(count), "gathered writes must be consecutive")
-        pending.append(chunk)
-        count += chunk.readableBytes
-        return count >= threshold
+        if chunk.readableBytes > 0 {
+            if pending.isEmpty {
+                start = offset
+                firstHeld = .now
+            }
+            precondition(offset == start + Int64(count), "gathered writes must be consecutive")
+            pending.append(chunk)
+            count += chunk.readableBytes
+        }
+        return count >= threshold || (count > 0 && ContinuousClock.now - firstHeld >= maxDelay)
     }
 
     /// Writes what is held at its offsets, and lets go of it.

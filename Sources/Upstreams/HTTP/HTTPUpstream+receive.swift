@@ -8,9 +8,10 @@ import Glibc
 #endif
 
 extension HTTPUpstream {
-    /// Body chunks are written in batches of at least this many bytes
-    /// (`GatheredWrites`): a GET's reader waits for a chunk this size
-    /// (`FileDescriptor.chunkSize` in DAVServer) anyway.
+    /// Body chunks are written in batches of at least this many bytes, or
+    /// of what came within 5 ms (`GatheredWrites`): the GET that started a
+    /// fetch waits for a chunk this size (`FileDescriptor.chunkSize` in
+    /// DAVServer) anyway.
     static let gatherThreshold = 256 * 1024
 
     /// Writes a GET answer's body into `destination` as it arrives: without
@@ -57,6 +58,9 @@ extension HTTPUpstream {
             }
             if gathered.count > 0 { try writeGathered() }
         } catch {
+            // What arrived before the failure still serves the readers of
+            // those bytes, as when each chunk was written on arrival.
+            if gathered.count > 0 { try? writeGathered() }
             throw transportError(error)
         }
         if let range, written != Int64(range.count) {

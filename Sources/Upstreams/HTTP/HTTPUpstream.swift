@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import ProviderCore
@@ -117,6 +118,15 @@ enum HTTPUpstream {
         } catch {
             // Nothing to salvage from a body we were throwing away.
         }
+    }
+
+    /// A partial answer's Content-Range, when it has one that covers the
+    /// first byte `asked` for: one that starts later leaves a hole before
+    /// it, which readers following the fetch would be served as content.
+    static func partialContent(_ headers: HTTPHeaders, asked: ClosedRange<Int64>) -> (start: Int64, end: Int64, total: Int64?)? {
+        guard let parsed = headers.first(name: "Content-Range").flatMap(contentRange), parsed.start <= asked.lowerBound
+        else { return nil }
+        return parsed
     }
 
     /// `bytes 4-9/16` (RFC 9110 section 14.4); total nil for `*`.

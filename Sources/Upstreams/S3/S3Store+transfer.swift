@@ -25,7 +25,7 @@ extension S3Store {
             size = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
         case _ where partial:
             // rclone serve s3 answers a range with 200 and a Content-Range.
-            guard let parsed = response.headers.first(name: "Content-Range").flatMap(HTTPUpstream.contentRange),
+            guard let range, let parsed = HTTPUpstream.partialContent(response.headers, asked: range),
                   let total = parsed.total else {
                 await HTTPUpstream.discard(response.body)
                 throw UpstreamError.io("206 Partial Content without a usable Content-Range")
