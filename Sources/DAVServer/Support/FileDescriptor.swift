@@ -9,8 +9,9 @@ import Glibc
 #endif
 
 /// An open file descriptor, closed when the last reference goes, with the
-/// chunked reads and writes the body streams need, done off the cooperative
-/// pool (two threads on this machine) on Dispatch's.
+/// chunked reads and writes the body streams need: a read of pages the page
+/// cache holds is copied on the calling thread, anything that may wait for
+/// the disk runs on the blocking pool.
 final class FileDescriptor: Sendable {
     let fd: Int32
 
@@ -74,6 +75,9 @@ final class FileDescriptor: Sendable {
         return .local("\(what): \(String(cString: strerror(code)))")
     }
 
+    /// The size of a body's reads.
+    static let chunkSize: Int64 = 256 * 1024
+
     /// Streams `range` of the file; `available(end)` waits until the file is
     /// written up to `end` (it may still grow, for a download in flight),
     /// returns how far it is, and throws when the writer failed. The
@@ -81,8 +85,7 @@ final class FileDescriptor: Sendable {
     /// event loop (`WritesInFlight`), beside what its channel holds until the
     /// client takes it. Chunks are read into recycled buffers
     /// (`RecyclingReader`).
-    static let chunkSize: Int64 = 256 * 1024
-
+    ///
     /// Chunks the page cache holds are read in place, for a whole file and
     /// for a download alike: a download's bytes were written a moment
     /// before, so they are in the page cache, and reading them in place
