@@ -5,10 +5,10 @@
 # Many cold reads of fresh files, davgate's and rclone's interleaved, each
 # with the gateway's CPU time over the request (what a gateway does after
 # the last byte, davgate's fsync of the fetched file, rclone's closing of
-# its cache file, falls outside it; the next read waits for a sync): on this VM one cold 1 GiB read swings by half
-# a minute later (the host hands out new memory at a varying rate), so the
-# lazy mode's four reads a gateway tell little, and these, smaller and many,
-# tell more.
+# its cache file, falls outside it; the next read waits for a sync). Why:
+# on this VM one cold 1 GiB read swings by half a minute later (the host
+# hands out new memory at a varying rate), so the lazy mode's four reads a
+# gateway tell little, and these, smaller and many, tell more.
 # shellcheck shell=bash
 
 GATEWAYS=(davgate rclone)
