@@ -37,29 +37,9 @@ start_gateways() {
 
     # rclone over the same upstream.
     say "Starting rclone $RCLONE_VERSION: serve webdav --vfs-cache-mode full over $UPSTREAM_URL"
-    R="$WORK/rclone"
-    mkdir -p "$R/cache"
-    : > "$R/rclone.conf"
-    make_certificate "$R"
-    RCLONE_PORT=$(free_port)
-    RCLONE_PASSWORD=$(new_password)
-    # The remote "upstream:" and the served user (--user, --pass) come from the
-    # environment, the upstream password obscured as in a config file; nothing
-    # in argv.
-    RCLONE_CONFIG="$R/rclone.conf" \
-    RCLONE_CONFIG_UPSTREAM_TYPE=webdav \
-    RCLONE_CONFIG_UPSTREAM_URL="$UPSTREAM_URL" \
-    RCLONE_CONFIG_UPSTREAM_VENDOR=other \
-    RCLONE_CONFIG_UPSTREAM_USER=admin \
-    RCLONE_CONFIG_UPSTREAM_PASS=$(printf '%s\n' "$APACHE_PASSWORD" | "$RCLONE" obscure -) \
-    RCLONE_USER=admin RCLONE_PASS="$RCLONE_PASSWORD" \
-        "$RCLONE" serve webdav upstream: --addr "127.0.0.1:$RCLONE_PORT" \
-            --cert "$R/cert.pem" --key "$R/key.pem" \
-            --vfs-cache-mode full --cache-dir "$R/cache" \
-            --log-file "$R/rclone.log" --log-level INFO &
-    RCLONE_PID=$!
-    wait_for_port "$RCLONE_PORT" || { cat "$R/rclone.log" >&2; die "rclone does not answer on $RCLONE_PORT"; }
-    register_server rclone "https://127.0.0.1:$RCLONE_PORT" "admin:$RCLONE_PASSWORD" "$R/cert.pem" "" "$RCLONE_PID"
+    # The upstream password obscured as in a config file.
+    start_rclone_webdav upstream: RCLONE_CONFIG_UPSTREAM_TYPE=webdav RCLONE_CONFIG_UPSTREAM_URL="$UPSTREAM_URL" \
+        RCLONE_CONFIG_UPSTREAM_VENDOR=other RCLONE_CONFIG_UPSTREAM_USER=admin \
+        RCLONE_CONFIG_UPSTREAM_PASS="$(printf '%s\n' "$APACHE_PASSWORD" | "$RCLONE" obscure -)"
     start_rss_sampler "$RCLONE_PID" "$WORK/rss.rclone"
-    note "pid $RCLONE_PID, $(url rclone)/"
 }

