@@ -850,7 +850,7 @@ func isISO8601(_ s: String) -> Bool {
 }
 
 extension ClientHabitsTests {
-    @Test("ownCloud extensions: X-OC-Mtime kept and acknowledged, oc:checksums SHA1 when named, a body not matching OC-Checksum refused")
+    @Test("ownCloud extensions: X-OC-Mtime kept and acknowledged, oc:checksums SHA1 when named (of bodies ownCloud clients sent), a body not matching OC-Checksum refused")
     func ownCloudExtensions() async throws {
         try await withGateway { server, client in
             // Listed with the first request: a file davgate never saw whole.
@@ -884,6 +884,16 @@ extension ClientHabitsTests {
             // A file davgate never saw whole has no checksum to give.
             let unknown = try await client.send("PROPFIND", "/files/placeholder.txt", headers: [("Depth", "0")], body: named)
             #expect(unknown.status == 207 && unknown.text.contains("HTTP/1.1 404"), "\(unknown.text)")
+
+            // Nor one a client without ownCloud's headers wrote: its body is
+            // not hashed, and a later ownCloud PUT of the same bytes reports
+            // the checksum of before.
+            #expect(try await client.send("PUT", "/files/plain.txt", body: body).status == 201)
+            let plain = try await client.send("PROPFIND", "/files/plain.txt", headers: [("Depth", "0")], body: named)
+            #expect(plain.status == 207 && plain.text.contains("HTTP/1.1 404") && !plain.text.contains("SHA1:"), "\(plain.text)")
+            #expect(try await client.send("PUT", "/files/plain.txt", headers: [("X-OC-Mtime", "1700000000")], body: body).status == 204)
+            let hashed = try await client.send("PROPFIND", "/files/plain.txt", headers: [("Depth", "0")], body: named)
+            #expect(hashed.text.contains(checksum), "\(hashed.text)")
         }
     }
 }

@@ -42,7 +42,8 @@ extension DAVExchange {
         let started = ContinuousClock.now
         let body: BodyFileWriter.Written
         do {
-            body = try await BodyFileWriter.write(request.body, to: file, inlineLimit: provider.inlineWriteLimit, keepingPartial: true)
+            body = try await BodyFileWriter.write(request.body, to: file, inlineLimit: provider.inlineWriteLimit, keepingPartial: true,
+                                                  hashing: plan.ownCloud.hashesBody)
         } catch let cut as BodyFileWriter.Cut {
             // The client learns how far it got from a HEAD (Upload-Offset).
             let total = headers[.contentLength].flatMap(Int64.init)

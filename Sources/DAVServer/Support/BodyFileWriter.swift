@@ -8,7 +8,8 @@ import Glibc
 #endif
 
 /// Writes a request body to a new file: chunks are gathered into writes of
-/// about 1 MiB done off the event loops, and the file is fsynced before
+/// about 1 MiB done off the event loops (hashed there too, when asked),
+/// and the file is fsynced before
 /// it counts as written, unless the body is small enough for the provider
 /// to journal its bytes (then they are returned instead, and no file is
 /// made). Memory stays at about 1 MiB however large the body.
@@ -22,12 +23,13 @@ struct BodyFileWriter {
     /// writing overlaps the receiving and the fsync waits for the tail.
     static let writebackStep: Int64 = 8 << 20
 
-    /// What was written: the byte count and the SHA-1 of the bytes, as
-    /// ownCloud clients (rclone) read it back from `oc:checksums`.
+    /// What was written: the byte count and, when asked for, the SHA-1 of
+    /// the bytes, as ownCloud clients (rclone) read it back from
+    /// `oc:checksums`.
     struct Written {
         var count: Int64
-        var sha1: String
-        var checksum: String { "SHA1:" + sha1 }
+        var sha1: String?
+        var checksum: String? { sha1.map { "SHA1:" + $0 } }
         /// The bytes, when at most `inlineLimit`: no file was made.
         var content: Data?
     }
@@ -44,14 +46,15 @@ struct BodyFileWriter {
     /// that ends early after some bytes were written throws `Cut` instead
     /// and leaves those bytes in the file. A large body's file is created
     /// in the hop of its first write, not on the event loop; a body within
-    /// `inlineLimit` makes none (its bytes are returned).
+    /// `inlineLimit` makes none (its bytes are returned). `hashing`: the
+    /// SHA-1 is computed (see `OwnCloudPut.hashesBody` for who needs it).
     static func write<Body: AsyncSequence>(_ body: Body, to url: URL, inlineLimit: Int = 0,
-                                           keepingPartial: Bool = false) async throws -> Written
+                                           keepingPartial: Bool = false, hashing: Bool = false) async throws -> Written
     where Body.Element == ByteBuffer {
         // Settled: what the writes done so far made.
         var file: FileDescriptor?
         var total: Int64 = 0
-        var hash = Insecure.SHA1()
+        var hash = hashing ? Insecure.SHA1() : nil
         // The request's chunks, copied into one buffer of up to 1 MiB that
         // is hashed and written in one hop: one write(2) a MiB rather than
         // one per chunk, and the connection's read buffers are let go at
@@ -103,16 +106,16 @@ struct BodyFileWriter {
             if handed == 0, gathered.readableBytes > 0, gathered.readableBytes <= inlineLimit {
                 // The whole body, small enough for the journal: no file is
                 // made (the provider's write makes none either, see
-                // `WriteRequest.content`), only the hash, in place.
-                gathered.withUnsafeReadableBytes { hash.update(bufferPointer: $0) }
-                return Written(count: Int64(gathered.readableBytes), sha1: hash.finalize().hexEncoded(),
+                // `WriteRequest.content`), only the hash (when asked), in place.
+                gathered.withUnsafeReadableBytes { hash?.update(bufferPointer: $0) }
+                return Written(count: Int64(gathered.readableBytes), sha1: hash?.finalize().hexEncoded(),
                                content: Data(gathered.readableBytesView))
             }
             // Also for an empty body: the file is made here then.
             if gathered.readableBytes > 0 || handed == 0 { try await flush() }
             _ = try await settle()
             try await file?.sync()
-            return Written(count: total, sha1: hash.finalize().hexEncoded(), content: nil)
+            return Written(count: total, sha1: hash?.finalize().hexEncoded(), content: nil)
         } catch {
             // The write in flight ends before anything else happens to its file.
             _ = try? await settle()
@@ -132,13 +135,13 @@ struct BodyFileWriter {
     private struct Step: Sendable {
         var file: FileDescriptor
         var written: Int64
-        var hash: Insecure.SHA1
+        var hash: Insecure.SHA1?
     }
 
     /// Hashes the handed buffer and writes it at the end of `opened`, or of
     /// `url` made now, off the event loops; then starts the disk on
     /// `writeback`. The buffer is put back for the caller.
-    private static func append(_ handoff: BufferHandoff, hashing state: Insecure.SHA1, to opened: FileDescriptor?, creating url: URL,
+    private static func append(_ handoff: BufferHandoff, hashing state: Insecure.SHA1?, to opened: FileDescriptor?, creating url: URL,
                                writeback: Range<Int64>?) async throws -> Step {
         try await blocking {
             let buffer = handoff.take() ?? ByteBuffer()
@@ -146,7 +149,7 @@ struct BodyFileWriter {
             let descriptor = try opened ?? FileDescriptor.create(url)
             do {
                 var hash = state
-                buffer.withUnsafeReadableBytes { hash.update(bufferPointer: $0) }
+                buffer.withUnsafeReadableBytes { hash?.update(bufferPointer: $0) }
                 let written = try descriptor.writeNow(buffer)
                 if let writeback { descriptor.startWriteback(from: writeback.lowerBound, count: Int64(writeback.count)) }
                 return Step(file: descriptor, written: written, hash: hash)
