@@ -128,7 +128,7 @@ public final class UserStore: Sendable {
 
     /// Checks a name and password, as sent with Basic auth.
     ///
-    /// A success is remembered for 60 s (see ``VerifiedCredentials``); failures always cost a bcrypt
+    /// A success is remembered until unused for 60 s (see ``VerifiedCredentials``); failures always cost a bcrypt
     /// verify, on a Dispatch queue, never on the cooperative pool. An unknown user costs the same as
     /// a wrong password, so the answer time does not tell which names exist.
     /// - Returns: true when `name` exists and `password` is its password.
@@ -139,7 +139,7 @@ public final class UserStore: Sendable {
         let (verifier, cached, running) = state.withLockedValue { state -> (String?, Bool, Task<Bool, Never>?) in
             refreshIfStale(&state)
             let verifier = state.users[name]?.bcrypt
-            if state.verified.contains(key, verifier: verifier, now: .now) { return (verifier, true, nil) }
+            if state.verified.use(key, verifier: verifier, now: .now) { return (verifier, true, nil) }
             if let running = state.verifying[key], running.verifier == verifier { return (verifier, false, running.task) }
             let task = Task { await BcryptRunner.verify(password, hash: verifier) }
             state.verifying[key] = (verifier, task)

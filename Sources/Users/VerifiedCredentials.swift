@@ -7,8 +7,13 @@ import Foundation
 /// password itself is never kept, and the keys mean nothing outside this process. Each entry
 /// remembers the verifier it was checked against, so a password change or a removal (here or in
 /// another process) makes it worthless at once. Only successes are cached.
+///
+/// An entry lives until it has gone unused for `lifetime`, not `lifetime` after its bcrypt: bcrypt
+/// of the same password against the same verifier can only say yes again, so verifying anew gains
+/// nothing, while it cost a busy client a request held for a bcrypt (about 250 ms, and as much CPU)
+/// every minute. An entry in use exists in memory either way, renewed or made again.
 struct VerifiedCredentials {
-    /// How long a verified password is trusted without bcrypt.
+    /// How long a verified password is trusted without bcrypt once unused.
     static let lifetime: Duration = .seconds(60)
     /// Above this many entries, expired ones are dropped; if that is not enough, all of them.
     static let capacity = 4096
@@ -43,10 +48,13 @@ struct VerifiedCredentials {
         }
     }
 
-    /// Whether `key` was verified against `verifier` and has not expired.
-    func contains(_ key: Data, verifier: String?, now: ContinuousClock.Instant) -> Bool {
-        guard let verifier, let entry = entries[key] else { return false }
-        return entry.verifier == verifier && entry.expires > now
+    /// Whether `key` was verified against `verifier` and has not expired;
+    /// a hit starts the entry's lifetime again.
+    mutating func use(_ key: Data, verifier: String?, now: ContinuousClock.Instant) -> Bool {
+        guard let verifier, let index = entries.index(forKey: key), entries.values[index].verifier == verifier,
+              entries.values[index].expires > now else { return false }
+        entries.values[index].expires = now + Self.lifetime
+        return true
     }
 
     mutating func insert(_ key: Data, verifier: String, now: ContinuousClock.Instant) {

@@ -25,3 +25,30 @@ import Testing
                 != maker.key(name: "admin", password: "s3cret"))
     }
 }
+
+extension VerifiedCredentialsTests {
+    @Test("a success stays trusted while in use and is forgotten once unused for the lifetime; another verifier never matches")
+    func lifetimeSlidesWithUse() {
+        var cache = VerifiedCredentials()
+        let start = ContinuousClock.now
+        func use(_ key: String, _ verifier: String?, at offset: Duration) -> Bool {
+            cache.use(Data(key.utf8), verifier: verifier, now: start + offset)
+        }
+        cache.insert(Data("key".utf8), verifier: "v1", now: start)
+        // Used every 20 s for five minutes: never expires, never asks bcrypt again.
+        for step in 1...15 {
+            let trusted = use("key", "v1", at: .seconds(20 * step))
+            #expect(trusted, "use at \(20 * step) s")
+        }
+        let changed = use("key", "v2", at: .seconds(301)), removed = use("key", nil, at: .seconds(301))
+        #expect(!changed && !removed, "a changed verifier, a removed user")
+        // Unused from 300 s on: gone once the lifetime has passed.
+        let late = use("key", "v1", at: .seconds(300) + VerifiedCredentials.lifetime - .seconds(1))
+        let expired = use("key", "v1", at: .seconds(300) + VerifiedCredentials.lifetime * 2)
+        #expect(late && !expired)
+        // Never used: the lifetime from its bcrypt.
+        cache.insert(Data("other".utf8), verifier: "v1", now: start)
+        let unused = use("other", "v1", at: VerifiedCredentials.lifetime)
+        #expect(!unused)
+    }
+}
