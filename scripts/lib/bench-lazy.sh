@@ -251,6 +251,11 @@ read -r UPSTREAM_MEDIAN UPSTREAM_P90 _ _ <<<"$out"
 # nothing: the rate at which this machine takes a new file of that size into
 # the page cache (in davgate's state folder) bounds the cold read. In a VM
 # whose memory the host hands out on first touch this is far below memcpy.
+# After a sync: the last cold read's cache file, unsynced (rclone's), would
+# otherwise put this past the kernel's dirty limit, and dd would then be
+# held to the disk's write rate (about 420 MB/s here), which no cold read
+# that starts after a sync meets.
+sync
 PAGECACHE_SECONDS=$( TIMEFORMAT=%R; { time dd if=/dev/zero of="$D/var/pagecache-probe" bs=1M count="$BIG_MIB" status=none; } 2>&1 )
 rm -f "$D/var/pagecache-probe"
 PAGECACHE_RATE=$(mbps "$BIG_BYTES" "$PAGECACHE_SECONDS")
