@@ -48,9 +48,10 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("body")
 
-        let written = try await BodyFileWriter.write(Self.chunks(of: content), to: file, inlineLimit: 64 * 1024)
+        let written = try await BodyFileWriter.write(Self.chunks(of: content), to: file, inlineLimit: 64 * 1024, hashing: false)
         #expect(written.count == Int64(content.count))
         #expect(written.content == Data(content))
+        #expect(written.sha1 == nil, "not asked to hash")
         #expect(!FileManager.default.fileExists(atPath: file.path))
     }
 
@@ -82,11 +83,11 @@ import Testing
         let file = folder.appendingPathComponent("body")
         try Data("someone else's".utf8).write(to: file)
 
-        let small = try await BodyFileWriter.write(Self.chunks(of: Array("mine".utf8)), to: file, inlineLimit: 64 * 1024)
+        let small = try await BodyFileWriter.write(Self.chunks(of: Array("mine".utf8)), to: file, inlineLimit: 64 * 1024, hashing: false)
         #expect(small.content == Data("mine".utf8))
         #expect(try Data(contentsOf: file) == Data("someone else's".utf8))
         await #expect(throws: (any Error).self) {
-            _ = try await BodyFileWriter.write(Self.chunks(of: Array("mine".utf8)), to: file, inlineLimit: 2)
+            _ = try await BodyFileWriter.write(Self.chunks(of: Array("mine".utf8)), to: file, inlineLimit: 2, hashing: false)
         }
         #expect(try Data(contentsOf: file) == Data("someone else's".utf8))
     }

@@ -894,6 +894,11 @@ extension ClientHabitsTests {
             #expect(try await client.send("PUT", "/files/plain.txt", headers: [("X-OC-Mtime", "1700000000")], body: body).status == 204)
             let hashed = try await client.send("PROPFIND", "/files/plain.txt", headers: [("Depth", "0")], body: named)
             #expect(hashed.text.contains(checksum), "\(hashed.text)")
+            // And other bytes from a plain client after it: the checksum
+            // of before is not reported for them.
+            #expect(try await client.send("PUT", "/files/plain.txt", body: "other bytes\n").status == 204)
+            let replaced = try await client.send("PROPFIND", "/files/plain.txt", headers: [("Depth", "0")], body: named)
+            #expect(replaced.text.contains("HTTP/1.1 404") && !replaced.text.contains("SHA1:"), "\(replaced.text)")
         }
     }
 }

@@ -42,9 +42,12 @@ extension VerifiedCredentialsTests {
         }
         let changed = use("key", "v2", at: .seconds(301)), removed = use("key", nil, at: .seconds(301))
         #expect(!changed && !removed, "a changed verifier, a removed user")
-        // Unused from 300 s on: gone once the lifetime has passed.
-        let late = use("key", "v1", at: .seconds(300) + VerifiedCredentials.lifetime - .seconds(1))
-        let expired = use("key", "v1", at: .seconds(300) + VerifiedCredentials.lifetime * 2)
+        // Last renewed at 300 s (refused uses renew nothing): still trusted
+        // a second before the lifetime has passed, which renews it; gone
+        // once unused for a second longer than the lifetime after that.
+        let lastUse: Duration = .seconds(300) + VerifiedCredentials.lifetime - .seconds(1)
+        let late = use("key", "v1", at: lastUse)
+        let expired = use("key", "v1", at: lastUse + VerifiedCredentials.lifetime + .seconds(1))
         #expect(late && !expired)
         // Never used: the lifetime from its bcrypt.
         cache.insert(Data("other".utf8), verifier: "v1", now: start)

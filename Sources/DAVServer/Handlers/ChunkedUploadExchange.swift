@@ -91,7 +91,7 @@ struct ChunkedUploadExchange {
         let started = ContinuousClock.now
         let body: BodyFileWriter.Written
         do {
-            body = try await BodyFileWriter.write(request.body, to: file)
+            body = try await BodyFileWriter.write(request.body, to: file, hashing: false)
         } catch {
             if let error = error as? ProviderError { throw error }
             throw DAVError(.badRequest, "the chunk ended early (\(error)); send it again")

@@ -22,7 +22,7 @@ extension DAVExchange {
         let started = ContinuousClock.now
         let body: BodyFileWriter.Written
         do {
-            body = try await BodyFileWriter.write(request.body, to: file, keepingPartial: true)
+            body = try await BodyFileWriter.write(request.body, to: file, keepingPartial: true, hashing: false)
         } catch let cut as BodyFileWriter.Cut {
             guard cut.received <= piece.count else {
                 provider.discardWrite(file)
@@ -105,7 +105,7 @@ extension DAVExchange {
         let file = provider.newWriteFile()
         let body: BodyFileWriter.Written
         do {
-            body = try await BodyFileWriter.write(request.body, to: file)
+            body = try await BodyFileWriter.write(request.body, to: file, hashing: false)
         } catch {
             throw bodyFailed(error, file: file, provider: provider, nothing: "nothing was changed")
         }

@@ -49,7 +49,7 @@ struct BodyFileWriter {
     /// `inlineLimit` makes none (its bytes are returned). `hashing`: the
     /// SHA-1 is computed (see `OwnCloudPut.hashesBody` for who needs it).
     static func write<Body: AsyncSequence>(_ body: Body, to url: URL, inlineLimit: Int = 0,
-                                           keepingPartial: Bool = false, hashing: Bool = false) async throws -> Written
+                                           keepingPartial: Bool = false, hashing: Bool) async throws -> Written
     where Body.Element == ByteBuffer {
         // Settled: what the writes done so far made.
         var file: FileDescriptor?

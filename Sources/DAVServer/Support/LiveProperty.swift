@@ -9,8 +9,9 @@ import ProviderCore
 enum LiveProperty: Int, CaseIterable {
     case creationdate, displayname, getcontentlength, getcontenttype, getetag, getlastmodified
     case resourcetype, supportedlock, lockdiscovery, quotaAvailableBytes, quotaUsedBytes, executable
-    /// ownCloud's `oc:checksums`: the SHA-1 of content davgate received
-    /// whole, which rclone compares instead of downloading.
+    /// ownCloud's `oc:checksums`: the SHA-1 of content an ownCloud client
+    /// PUT whole or in Nextcloud's chunks (`OwnCloudPut.hashesBody`), which
+    /// rclone compares instead of downloading.
     case checksums
     /// davgate's own: where the content is (`placeholder`, `fetching`,
     /// `partial`, `materialized`, or `conflict` for a kept-both copy) and

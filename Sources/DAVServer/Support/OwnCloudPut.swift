@@ -29,10 +29,11 @@ struct OwnCloudPut {
             mtime = nil
         }
         // "SHA1:<hex>", possibly beside other algorithms ("MD5:<hex> SHA1:<hex>").
-        sha1 = headers[.init("OC-Checksum")!].flatMap { value in
+        let announced = headers[.init("OC-Checksum")!]
+        sha1 = announced.flatMap { value in
             value.split(separator: " ").first { $0.uppercased().hasPrefix("SHA1:") }.map { String($0.dropFirst(5)).lowercased() }
         }
-        hashesBody = mtime != nil || headers[.init("OC-Checksum")!] != nil
+        hashesBody = mtime != nil || announced != nil
     }
 
     /// Refuses a body whose SHA-1 is not the announced one. The requested
