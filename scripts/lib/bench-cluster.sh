@@ -146,7 +146,6 @@ backend_counts() { python3 "$BENCH_PY" haproxy-stat "${PROXY_SOCKET[$1]}" instan
 
 # ----------------------------------------------------- CPU, per request
 ticks_of() { python3 "$BENCH_PY" cpu-ticks "$1"; }
-per_request() { awk -v t="$1" -v hz="$CLK_TCK" -v n="${2:-0}" 'BEGIN { if (n > 0) printf "%.1f", t / hz * 1e6 / n }'; }   # TICKS REQUESTS: us each
 seconds_of() { awk -v t="$1" -v hz="$CLK_TCK" 'BEGIN { printf "%.1f", t / hz }'; }
 # snapshot WHO: CPU ticks so far of each instance (SNAP_INSTANCE, in
 # INSTANCE_PIDS order), of its HAProxy and of the PostgreSQL server (its
@@ -173,10 +172,10 @@ account() {
     done
     [[ -n ${PROXY_PID[$who]:-} ]] && proxy=$(( $(ticks_of "${PROXY_PID[$who]}") - SNAP_PROXY ))
     [[ -n ${DATABASE[$who]:-} ]] && pg=$(( $(ticks_of "$PG_PID") - SNAP_PG ))
-    record "${metric}cpu" "$who" "$round" "$(per_request "$total" "$requests")"
-    [[ -n ${PROXY_PID[$who]:-} ]] && record "${metric}px" "$who" "$round" "$(per_request "$proxy" "$requests")"
-    [[ -n ${DATABASE[$who]:-} ]] && record "${metric}pg" "$who" "$round" "$(per_request "$pg" "$requests")"
-    record "${metric}all" "$who" "$round" "$(per_request $(( total + proxy + pg )) "$requests")"
+    record "${metric}cpu" "$who" "$round" "$(us_each "$total" "$requests")"
+    [[ -n ${PROXY_PID[$who]:-} ]] && record "${metric}px" "$who" "$round" "$(us_each "$proxy" "$requests")"
+    [[ -n ${DATABASE[$who]:-} ]] && record "${metric}pg" "$who" "$round" "$(us_each "$pg" "$requests")"
+    record "${metric}all" "$who" "$round" "$(us_each $(( total + proxy + pg )) "$requests")"
     if [[ -n ${PROXY_PID[$who]:-} ]]; then
         # Responses per instance in this step: after minus before.
         counts=$(join <(sort <<<"$SNAP_COUNTS") <(backend_counts "$who" | sort) \

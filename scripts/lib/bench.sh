@@ -487,6 +487,9 @@ drain_recent_deletions() {
 # server used so far: its process, with Apache and nginx also every child
 # (live ones read directly, reaped ones through the master's cutime+cstime).
 cpu_ticks() { python3 "$BENCH_PY" cpu-ticks "$(server_pid "$1")"; }
+# us_each TICKS COUNT: microseconds of CPU per item, TICKS clock ticks over
+# COUNT items (nothing for no items).
+us_each() { awk -v t="$1" -v hz="$CLK_TCK" -v n="${2:-0}" 'BEGIN { if (n > 0) printf "%.1f", t / hz * 1e6 / n }'; }
 CLK_TCK=$(getconf CLK_TCK)
 
 # start_rss_sampler PID OUT: samples every 100 ms; keeps the largest total

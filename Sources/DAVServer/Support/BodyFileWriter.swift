@@ -9,10 +9,10 @@ import Glibc
 
 /// Writes a request body to a new file: chunks are gathered into writes of
 /// about 1 MiB done off the event loops (hashed there too, when asked),
-/// and the file is fsynced before
-/// it counts as written, unless the body is small enough for the provider
-/// to journal its bytes (then they are returned instead, and no file is
-/// made). Memory stays at about 1 MiB however large the body.
+/// and the file is fsynced before it counts as written, unless the body is
+/// small enough for the provider to journal its bytes (then they are
+/// returned instead, and no file is made). Memory stays at about 1 MiB
+/// however large the body.
 struct BodyFileWriter {
     static let bufferSize = 1 << 20
 
