@@ -25,13 +25,18 @@ struct PartialContentTests {
         return String(decoding: buffer.prefix(max(n, 0)), as: UTF8.self)
     }
 
+    /// 100 letters upstream as doc.txt, listed: a placeholder.
+    func alphabetPlaceholder(in f: Fixture) async throws -> (text: String, item: Item) {
+        let text = String((0..<100).map { Character(UnicodeScalar(UInt8(65 + $0 % 26))) })
+        try f.write(text, "doc.txt")
+        return (text, try #require(try await f.provider.item(at: ["doc.txt"])))
+    }
+
     @Test("a range fetches only itself, is served again from the cache, and a whole read fetches only the gaps")
     func rangeThenWhole() async throws {
         let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
-        let text = String((0..<100).map { Character(UnicodeScalar(UInt8(65 + $0 % 26))) })
-        try f.write(text, "doc.txt")
-        let item = try #require(try await f.provider.item(at: ["doc.txt"]))
+        let (text, item) = try await alphabetPlaceholder(in: f)
 
         let part = try await f.provider.openContents(of: item, at: ["doc.txt"], range: 10...19)
         #expect(try await read(part, 10...19) == String(Array(text)[10...19]))
@@ -49,9 +54,7 @@ struct PartialContentTests {
     func rangeEndingInFetchedBytes() async throws {
         let f = try await Fixture(ttl: 60)
         defer { f.cleanUp() }
-        let text = String((0..<100).map { Character(UnicodeScalar(UInt8(65 + $0 % 26))) })
-        try f.write(text, "doc.txt")
-        let item = try #require(try await f.provider.item(at: ["doc.txt"]))
+        let (text, item) = try await alphabetPlaceholder(in: f)
         let first = try await f.provider.openContents(of: item, at: ["doc.txt"], range: 10...19)
         #expect(try await read(first, 10...19) == String(Array(text)[10...19]))
 
