@@ -189,7 +189,8 @@ let package = Package(
 
         // Unit tests, one suite per module.
         .testTarget(name: "DurableFilesTests", dependencies: ["DurableFiles"], swiftSettings: swiftSettings),
-        .testTarget(name: "ServiceRuntimeTests", dependencies: ["ServiceRuntime", "DavgateTestSupport", .product(name: "NIOPosix", package: "swift-nio")],
+        .testTarget(name: "ServiceRuntimeTests", dependencies: ["ServiceRuntime", "DavgateTestSupport", .product(name: "NIOPosix", package: "swift-nio"),
+                                                            .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
                     swiftSettings: swiftSettings),
         .testTarget(name: "DAVXMLTests", dependencies: ["DAVXML"], swiftSettings: swiftSettings),
         .testTarget(name: "DAVProtocolTests", dependencies: ["DAVProtocol"], swiftSettings: swiftSettings),

@@ -2,6 +2,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 // The runtime's hook (swift/Runtime/Concurrency.h): called with the job and
 // the runtime's own enqueue, in Swift's calling convention. Declared here as
@@ -37,4 +38,27 @@ bool davgate_remove_global_enqueue(void) {
 
 bool davgate_global_enqueue_installed(void) {
     return atomic_load((_Atomic(void *) *)&swift_task_enqueueGlobal_hook) == (void *)enqueue_hook;
+}
+
+// The runtime's `SerialExecutorRef` (swift/ABI/Executor.h): an identity and
+// an implementation word; both zero is the generic executor, what the
+// runtime's own global executor runs its jobs on.
+typedef struct {
+    void *identity;
+    uintptr_t implementation;
+} davgate_serial_executor_ref;
+
+extern __attribute__((swiftcall)) void swift_job_run(void *job, davgate_serial_executor_ref executor);
+
+// Why not `UnownedJob.runSynchronously(on:)` with the loop's executor, as
+// SwiftNIO's `EventLoop.enqueue(_:)` does: a job run there is isolated to
+// the loop's serial executor, and every call the task then makes into
+// nonisolated async code (most of it: the body stream's `next()`, every
+// `withTaskCancellationHandler`, the response writer) is a switch away from
+// that executor, which a custom executor cannot hand over in place: the
+// runtime enqueued the job on the global executor again, this hook put it
+// back on the loop, and it ran again. 24 such round trips a small PUT
+// (issue 14). Run as the generic executor, those switches are no-ops.
+void davgate_run_job_as_global(void *job) {
+    swift_job_run(job, (davgate_serial_executor_ref){NULL, 0});
 }

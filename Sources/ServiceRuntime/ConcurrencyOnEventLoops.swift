@@ -34,8 +34,12 @@ public enum ConcurrencyOnEventLoops {
     @discardableResult
     public static func takeOver() -> Bool {
         davgate_install_global_enqueue { job in
-            guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return false }
-            loop.enqueue(ExecutorJob(unsafeBitCast(job, to: UnownedJob.self)))
+            guard let loop = MultiThreadedEventLoopGroup.currentEventLoop, let job else { return false }
+            // Run as the global executor would, not isolated to the loop
+            // (davgate_run_job_as_global says why). The pointer travels as
+            // an integer: a raw pointer is not Sendable.
+            let bits = UInt(bitPattern: job)
+            loop.execute { davgate_run_job_as_global(UnsafeMutableRawPointer(bitPattern: bits)) }
             return true
         }
     }

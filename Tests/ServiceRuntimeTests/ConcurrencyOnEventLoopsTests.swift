@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import ServiceRuntime
@@ -35,6 +36,34 @@ struct ConcurrencyOnEventLoopsTests {
             Self.exit(when: started && resumed)
         }
     }
+
+    /// Calls into nonisolated async code that never suspends: run as the
+    /// global executor runs a job, the task goes straight on; isolated to
+    /// the loop's executor, as SwiftNIO runs the jobs it is given, each
+    /// call was a switch that went through the global executor and to the
+    /// back of the loop's queue (24 times a small PUT, issue 14).
+    @Test("a task on a loop runs as the global executor: nonisolated calls do not requeue it")
+    func nonisolatedCallsStayInPlace() async {
+        await #expect(processExitsWith: .success) {
+            guard ConcurrencyOnEventLoops.takeOver() else { Foundation.exit(2) }
+            let loop = MultiThreadedEventLoopGroup.singleton.next()
+            let inPlace = try! await loop.submit {
+                Task.detached { () -> Bool in
+                    guard MultiThreadedEventLoopGroup.currentEventLoop === loop else { return false }
+                    // Queued on the loop behind this job: it runs first only
+                    // if this task is queued again.
+                    let overtaken = NIOLockedValueBox(false)
+                    loop.execute { overtaken.withLockedValue { $0 = true } }
+                    for _ in 0..<10 { await Self.neverSuspends() }
+                    return !overtaken.withLockedValue { $0 } && MultiThreadedEventLoopGroup.currentEventLoop === loop
+                }
+            }.get().value
+            Self.exit(when: inPlace)
+        }
+    }
+
+    @inline(never)
+    nonisolated static func neverSuspends() async {}
 
     @Test("started or resumed from any other thread: the runtime's own pool, not a loop")
     func othersGoToTheRuntime() async {

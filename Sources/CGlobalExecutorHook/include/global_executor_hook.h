@@ -25,4 +25,9 @@ bool davgate_remove_global_enqueue(void);
 /// Whether davgate's hook is the one the runtime calls.
 bool davgate_global_enqueue_installed(void);
 
+/// Runs `job` (the bits of an `UnownedJob`) now, on the calling thread, as
+/// the runtime's global executor runs its jobs: isolated to nothing (the
+/// generic executor), with no task executor. See global_executor_hook.c.
+void davgate_run_job_as_global(void *job);
+
 #endif
