@@ -57,8 +57,10 @@ extern __attribute__((swiftcall)) void swift_job_run(void *job, davgate_serial_e
 // `withTaskCancellationHandler`, the response writer) is a switch away from
 // that executor, which a custom executor cannot hand over in place: the
 // runtime enqueued the job on the global executor again, this hook put it
-// back on the loop, and it ran again. 24 such round trips a small PUT
+// back on the loop, and it ran again: 25 job runs a small PUT, 2 since
 // (issue 14). Run as the generic executor, those switches are no-ops.
+// The closure `loop.execute` takes costs an allocation a job that NIO's
+// own `enqueue(_:)` does not make; measured, the whole is a gain.
 void davgate_run_job_as_global(void *job) {
     swift_job_run(job, (davgate_serial_executor_ref){NULL, 0});
 }

@@ -27,7 +27,9 @@ bool davgate_global_enqueue_installed(void);
 
 /// Runs `job` (the bits of an `UnownedJob`) now, on the calling thread, as
 /// the runtime's global executor runs its jobs: isolated to nothing (the
-/// generic executor), with no task executor. See global_executor_hook.c.
+/// generic executor), under the task's own task executor preference (none
+/// for the jobs the hook gets: a task that has one goes to that executor,
+/// never to the global one). See global_executor_hook.c.
 void davgate_run_job_as_global(void *job);
 
 #endif
