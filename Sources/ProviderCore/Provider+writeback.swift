@@ -228,6 +228,7 @@ extension Provider {
                         // started, so this is no loop over held-back entries).
                         continue
                     } else {
+                        if dueCut { uploadWaitsAfterCutRead.withLockedValue { $0 += 1 } }
                         try? await Task.sleep(for: .milliseconds(250))
                     }
                 }

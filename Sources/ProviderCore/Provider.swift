@@ -62,6 +62,9 @@ public final class Provider: Sendable {
     let settledOutbox = SettledOutbox()
     /// When the last write-back write came: uploads make way for a burst.
     let writeActivity = WriteActivity()
+    /// Quarter-second waits of the upload loop after a journal read that
+    /// stopped at its limit, for the tests: a backlog drains without them.
+    let uploadWaitsAfterCutRead = NIOLockedValueBox(0)
     /// The uploads running now and their bytes sent, for `davgate status`.
     let uploadProgress = NIOLockedValueBox<[Int64: UploadProgress]>([:])
     /// Write-through uploads running now (a PUT waiting for the upstream).
