@@ -88,6 +88,34 @@ struct CommitBatchTests {
         #expect(members.map(\.name) == ["same.txt"])
     }
 
+    @Test("PUTs into several folders in one transaction raise each folder, and each above it, to the newest change below it, readable once committed")
+    func treeVersionsOfABatch() async throws {
+        let (f, index) = try await fixture()
+        defer { f.cleanUp() }
+        let folders: [ItemPath] = [["a"], ["a", "b"], ["a", "b", "c"], ["d"]]
+        for folder in folders { _ = try await f.provider.makeFolder(at: folder) }
+        let versions = { @Sendable in
+            var found: [Int64] = [try await f.provider.root().treeVersion]
+            for folder in folders { found.append(try #require(try await f.provider.item(at: folder)).treeVersion) }
+            return found
+        }
+        let before = try await versions()
+        let batches = index.batchCounts.committed
+        let targets: [ItemPath] = [["a", "b", "c"], ["d"], ["a"], ["a", "b", "c"], ["d"], ["a", "b"]]
+        holdRound(index, untilJoined: targets.count * 4)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for n in 0..<(targets.count * 4) {
+                group.addTask { _ = try await f.put("body \(n)", at: targets[n % targets.count] + ["f\(n).txt"], inline: true) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(index.batchCounts.committed - batches == 1, "the PUTs shared one transaction")
+        let (wrong, _) = try TreeVersionTests.disagreements(index)
+        #expect(wrong.isEmpty, "\(wrong)")
+        let after = try await versions()
+        for (i, (old, new)) in zip(before, after).enumerated() { #expect(new > old, "folder \(i) of the root and \(folders)") }
+    }
+
     @Test("a change that does not join the batch (MKCOL) reads it committed: racing PUTs of the same names, each name is one file or one folder, and every refusal is the provider's")
     func othersReadTheBatchCommitted() async throws {
         let (f, _) = try await fixture()

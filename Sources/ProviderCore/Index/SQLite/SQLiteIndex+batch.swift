@@ -22,14 +22,15 @@ import Synchronization
 ///   that `batches`, under the domain's coordination, one at a time) read
 ///   on the writer while it is open (`seesBatch`), past the read caches but
 ///   for `writeChains`: joined writes that keep the folders change no
-///   folder's row but the tree versions above (which a write's chain does
-///   not use), and settling forgets those chains when one did not;
+///   folder's row but, at the commit, the tree versions above (which a
+///   write's chain does not use), and settling forgets those chains when
+///   one did not;
 /// - everyone else reads what is committed: lookups go to the read-only
 ///   connections rather than the idle writer, and the read caches and the
 ///   lock memo forget what they learnt meanwhile once it is committed
 ///   (the memo trusts no "none" while a lock waits in the batch); the one
 ///   exception is `writeChains`, which a joiner may fill from the batch
-///   with folder rows whose tree versions it raised;
+///   with folder rows whose tree versions the commit raises;
 /// - whatever changes the index otherwise commits the batch first, in the
 ///   same writer access (`transaction`), and so does every change under the
 ///   coordination that does not join it and every install of a cache file
@@ -48,6 +49,10 @@ struct CommitBatch {
     var joiners: [DurabilityScope] = []
     /// A joined write changed folders' rows (`keepingFolders` false).
     var foldersChanged = false
+    /// The feed's newest sequence number when the transaction began: the
+    /// changes after it have their folders' tree versions raised at its
+    /// commit (`SQLiteIndex+treeVersions`).
+    var changesBefore: Int64 = 0
     /// Writes that joined a batch, and batches committed, for the tests.
     var joined = 0
     var committed = 0
@@ -73,6 +78,14 @@ extension SQLiteIndex {
         closeIfRolledBack(db)
         if !db.isInsideTransaction {
             try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+            let changesBefore: Int64
+            do {
+                changesBefore = try Self.latestChange(db)
+            } catch {
+                try? db.rollback()
+                throw error
+            }
+            batch.withLockedValue { $0.changesBefore = changesBefore }
             batchOpen.store(true, ordering: .releasing)
         }
         batch.withLockedValue { batch in
@@ -113,7 +126,9 @@ extension SQLiteIndex {
         closeIfRolledBack(db)
         guard batchOpen.load(ordering: .acquiring) else { return }
         do {
-            try batch.withLockedValue { $0.failNextCommit }?()
+            let (fail, changesBefore) = batch.withLockedValue { ($0.failNextCommit, $0.changesBefore) }
+            try fail?()
+            try Self.raiseTreeVersions(db, changesAfter: changesBefore)
             try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
             closeBatch(db, failure: nil)
         } catch {

@@ -71,7 +71,8 @@ extension SQLiteIndex {
     /// folder it happened in and of every folder above, to its sequence
     /// number, in the same transaction. A folder's ETag includes it, so a
     /// client that has a subtree's ETag knows nothing below changed. The
-    /// walk up costs one primary-key lookup per level of the path.
+    /// trigger made here was dropped in v16: the raise is now once per
+    /// commit (`SQLiteIndex+treeVersions`).
     static func createTreeVersions(_ db: Database) throws {
         try db.execute(sql: """
             ALTER TABLE item ADD COLUMN tree_version INTEGER NOT NULL DEFAULT 0;

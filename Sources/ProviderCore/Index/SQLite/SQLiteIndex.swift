@@ -374,8 +374,10 @@ final class SQLiteIndex: IndexStore {
         settleBatch(db)
         try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
         do {
+            let changesBefore = try Self.latestChange(db)
             let result = try updates(db)
             try Self.requireTransaction(db)
+            try Self.raiseTreeVersions(db, changesAfter: changesBefore)
             try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
             // Committed: a failure to trim is no failure of the write.
             try? Self.trimWriterCache(db)
@@ -544,6 +546,10 @@ final class SQLiteIndex: IndexStore {
         }
         migrator.registerMigration("v15: trash") { db in
             try Self.createTrash(db)
+        }
+        migrator.registerMigration("v16: tree versions raised once per commit") { db in
+            // `SQLiteIndex+treeVersions` raises them before each commit.
+            try db.execute(sql: "DROP TRIGGER change_raises_tree_versions")
         }
         return migrator
     }
