@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// Items read straight from a statement's columns (`Item.columns`, in
-/// order, first), stepping the statement with SQLite's own calls.
+/// Items, or any columns, read straight from a statement's rows (an item's
+/// as `Item.columns`, in order, first), stepping the statement with
+/// SQLite's own calls.
 ///
 /// GRDB's `Row` fetch allocates a cursor and a row per statement and
 /// decodes each column through its generic conversions: in a burst of small
@@ -38,6 +39,12 @@ extension Statement {
     /// Each row's item, with the row's columns after the item's; `body`
     /// returns false to stop.
     func forEachItem(_ arguments: StatementArguments, _ body: (Item, ItemRowRest) throws -> Bool) throws {
+        try forEachRow(arguments) { statement in try body(Item(columnsOf: statement), ItemRowRest(statement: statement)) }
+    }
+
+    /// Steps through the rows; `body` reads each row's columns from the
+    /// statement with SQLite's calls, and returns false to stop.
+    func forEachRow(_ arguments: StatementArguments, _ body: (SQLiteStatement) throws -> Bool) throws {
         // Checked against the statement's parameters, as GRDB's fetches do.
         try setArguments(arguments)
         let statement = sqliteStatement
@@ -45,7 +52,7 @@ extension Statement {
         while true {
             switch sqlite3_step(statement) {
             case SQLITE_ROW:
-                guard try body(Item(columnsOf: statement), ItemRowRest(statement: statement)) else { return }
+                guard try body(statement) else { return }
             case SQLITE_DONE:
                 return
             case let code:

@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 /// Folder versions that move (`createTreeVersions`): a folder's
 /// `tree_version` is the sequence number of the newest change at or below
@@ -27,7 +28,12 @@ extension SQLiteIndex {
     /// The feed's newest sequence number: taken at a transaction's start,
     /// the changes after it are that transaction's.
     static func latestChange(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'change'")) ?? 0
+        var latest: Int64 = 0
+        try db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'change'").forEachRow([]) { row in
+            latest = sqlite3_column_int64(row, 0)
+            return false
+        }
+        return latest
     }
 
     /// Raises the tree versions of the folders the changes after `sequence`
@@ -40,10 +46,13 @@ extension SQLiteIndex {
     static func raiseTreeVersions(_ db: Database, changesAfter sequence: Int64) throws {
         // In sequence order (the table's rowid): the last row per folder is
         // its newest change. No GROUP BY: its temporary B-tree cost more
-        // than the rows it groups.
+        // than the rows it groups. Read with SQLite's calls
+        // (`forEachRow`): GRDB's rows were most of this walk's time.
         var newest: [Int64: Int64] = [:]
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT parent_id, seq FROM change WHERE seq > ?"), arguments: [sequence])
-        while let row = try rows.next() { newest[row[0]] = row[1] }
+        try db.cachedStatement(sql: "SELECT parent_id, seq FROM change WHERE seq > ?").forEachRow([sequence]) { row in
+            newest[sqlite3_column_int64(row, 0)] = sqlite3_column_int64(row, 1)
+            return true
+        }
         guard !newest.isEmpty else { return }
         let raise = try db.cachedStatement(sql: "UPDATE item SET tree_version = ? WHERE id = ?")
         let parent = try db.cachedStatement(sql: "SELECT parent_id FROM item WHERE id = ?")
@@ -52,7 +61,11 @@ extension SQLiteIndex {
             var next: Int64? = folder
             while let current = next, raised.insert(current).inserted {
                 try raise.execute(arguments: [seq, current])
-                next = try Int64.fetchOne(parent, arguments: [current])
+                next = nil
+                try parent.forEachRow([current]) { row in
+                    if sqlite3_column_type(row, 0) != SQLITE_NULL { next = sqlite3_column_int64(row, 0) }
+                    return false
+                }
             }
         }
     }
