@@ -43,8 +43,14 @@ struct DAVClient: Sendable {
     }
 
     /// A client of Apache itself, as someone working on the upstream directly.
+    /// Its idle connections are closed before Apache's own keep-alive
+    /// timeout (5 s) closes them: a request sent on one just as Apache
+    /// closed it failed with "I/O on closed channel" (LockMirrorTests, after
+    /// a write-through PUT held the client idle for 5 s on a loaded machine).
     init(apache: ApacheServer) {
-        http = HTTPClient(eventLoopGroupProvider: .singleton)
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(2))
+        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         base = "http://127.0.0.1:\(apache.port)"
         user = ApacheServer.user
         password = ApacheServer.password
