@@ -211,6 +211,9 @@ extension Provider {
                             gaugeRecorded = .now
                         }
                     } catch {
+                        // Not known to be more than a read holds: the
+                        // quarter-second wait below is the right pace.
+                        dueCut = false
                         logger.warning("journal: \(error)")
                     }
                     if backlog {

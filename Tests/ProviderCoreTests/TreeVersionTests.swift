@@ -59,4 +59,18 @@ struct TreeVersionTests {
         let raised = try Self.disagreements(index).raised
         #expect(raised == 4, "the root, a, a/b and d have versions")
     }
+
+    @Test("an index a newer davgate brought up to date is refused: this one would leave what the newer one relies on undone")
+    func newerIndexRefused() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tv-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("index.sqlite")
+        _ = try SQLiteIndex(file: file)
+        _ = try SQLiteIndex(file: file)   // reopened by the same version: fine
+        let newer = try DatabaseQueue(path: file.path)
+        try newer.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99: a newer davgate')") }
+        try newer.close()
+        #expect(throws: MetadataIndex.IndexTooNewError.self) { _ = try SQLiteIndex(file: file) }
+    }
 }

@@ -43,4 +43,12 @@ public struct MetadataIndex: Sendable {
             "\(location) was written by another davgate version; start this davgate's server once to bring it up to date"
         }
     }
+
+    public struct IndexTooNewError: Error, CustomStringConvertible {
+        /// The database: a file's path.
+        public let location: String
+        public var description: String {
+            "\(location) was brought up to date by a newer davgate, whose index this version cannot keep right; run that version, or move the state folder aside to start afresh (the upstream keeps every uploaded file)"
+        }
+    }
 }

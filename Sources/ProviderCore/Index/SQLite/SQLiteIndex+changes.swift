@@ -95,10 +95,7 @@ extension SQLiteIndex {
 
     static func feedPosition(_ db: Database) throws -> (identity: String, oldest: Int64, latest: Int64) {
         let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT identity, compacted_through FROM feed WHERE id = 1"))!
-        // sqlite_sequence keeps the highest sequence number ever given, also
-        // after the newest rows were compacted away.
-        let latest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'change'")) ?? 0
-        return (row[0], row[1], latest)
+        return (row[0], row[1], try latestChange(db))
     }
 
     /// What changed since `sequence` among the members of `folder` (at

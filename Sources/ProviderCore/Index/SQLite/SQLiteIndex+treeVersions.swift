@@ -26,8 +26,10 @@ import GRDBSQLite
 /// lag already. A shared index (PostgreSQL) keeps its trigger: its writers
 /// commit through other instances too.
 extension SQLiteIndex {
-    /// The feed's newest sequence number: taken at a transaction's start,
-    /// the changes after it are that transaction's.
+    /// The feed's newest sequence number (`sqlite_sequence` keeps the
+    /// highest ever given, also after the newest rows were compacted away):
+    /// taken at a transaction's start, the changes after it are that
+    /// transaction's.
     static func latestChange(_ db: Database) throws -> Int64 {
         var latest: Int64 = 0
         try db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'change'").forEachRow([]) { row in
@@ -45,12 +47,12 @@ extension SQLiteIndex {
     /// (removed in the same transaction) ends its walk: its own removal is a
     /// change in the folder above it.
     static func raiseTreeVersions(_ db: Database, changesAfter sequence: Int64) throws {
-        // In sequence order (the table's rowid): the last row per folder is
-        // its newest change. No GROUP BY: its temporary B-tree cost more
-        // than the rows it groups. Read with SQLite's calls
-        // (`forEachRow`): GRDB's rows were most of this walk's time.
+        // In sequence order (the table's rowid, so no sort): the last row
+        // per folder is its newest change. No GROUP BY: its temporary
+        // B-tree cost more than the rows it groups. Read with SQLite's
+        // calls (`forEachRow`): GRDB's rows were most of this walk's time.
         var newest: [Int64: Int64] = [:]
-        try db.cachedStatement(sql: "SELECT parent_id, seq FROM change WHERE seq > ?").forEachRow([sequence]) { row in
+        try db.cachedStatement(sql: "SELECT parent_id, seq FROM change WHERE seq > ? ORDER BY seq").forEachRow([sequence]) { row in
             newest[sqlite3_column_int64(row, 0)] = sqlite3_column_int64(row, 1)
             return true
         }

@@ -124,6 +124,13 @@ final class SQLiteIndex: IndexStore {
         // wraps a function in one more thunk each time.)
         let settling = NIOLockedValueBox(WeakIndex())
         logSync = Self.logSync(of: file, settlingFirst: { settling.withLockedValue { $0.index }?.settleBatchForSync() })
+        // An index a newer davgate migrated may rely on what this one does
+        // not do (v16 moved the folders' tree versions from a trigger to
+        // the commit: an older davgate would leave them where they are, and
+        // the folders' ETags would stop moving): refused, not served wrong.
+        if try pool.read({ db in try Self.migrator.hasBeenSuperseded(db) }) {
+            throw MetadataIndex.IndexTooNewError(location: file.path)
+        }
         try Self.migrator.migrate(pool)
         lookups = try LookupConnections(file: file)
         settling.withLockedValue { $0.index = self }
@@ -548,8 +555,10 @@ final class SQLiteIndex: IndexStore {
             try Self.createTrash(db)
         }
         migrator.registerMigration("v16: tree versions raised once per commit") { db in
-            // `SQLiteIndex+treeVersions` raises them before each commit.
-            try db.execute(sql: "DROP TRIGGER change_raises_tree_versions")
+            // `SQLiteIndex+treeVersions` raises them before each commit of
+            // `transaction` and of the write-back batch; a later migration
+            // that changes items must call `raiseTreeVersions` itself.
+            try db.execute(sql: "DROP TRIGGER IF EXISTS change_raises_tree_versions")
         }
         return migrator
     }
