@@ -7,7 +7,13 @@ import Upstreams
 /// What only the S3 store does, against real S3 servers, with failures
 /// injected by `S3FaultProxy`, a proxy in front of the real server.
 @Suite("S3Store specifics")
-struct S3StoreTests {
+final class S3StoreTests: Sendable {
+    /// This test's local files (Swift Testing makes an instance per test),
+    /// removed after it: the uploads leave their sources where they were.
+    let sources = FileManager.default.temporaryDirectory.appendingPathComponent("s3-sources-\(UUID().uuidString)")
+
+    deinit { try? FileManager.default.removeItem(at: sources) }
+
     /// A store on `server` (through `proxy` when given), with parts of
     /// 5 MiB from 6 MiB on, short back-off, and small listing pages.
     func store(_ server: any S3TestServer, through proxy: S3FaultProxy? = nil, secret: String? = nil,
@@ -33,7 +39,8 @@ struct S3StoreTests {
     }
 
     func localFile(bytes count: Int) throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("s3-local-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
+        let url = sources.appendingPathComponent("s3-local-\(UUID().uuidString)")
         try writeRandomFile(at: url, size: count)
         return url
     }

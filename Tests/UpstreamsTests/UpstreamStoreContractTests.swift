@@ -85,9 +85,17 @@ enum StoreSetup: String, CaseIterable, Sendable, CustomTestStringConvertible {
 }
 
 @Suite("UpstreamStore contract")
-struct UpstreamStoreContractTests {
+final class UpstreamStoreContractTests: Sendable {
+    /// This test's upload sources (Swift Testing makes an instance per
+    /// test), removed after it: an upload leaves its source where it was,
+    /// and these files piled up in the temporary folder by the thousand.
+    let sources = FileManager.default.temporaryDirectory.appendingPathComponent("contract-sources-\(UUID().uuidString)")
+
+    deinit { try? FileManager.default.removeItem(at: sources) }
+
     func localFile(_ text: String) throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("local-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
+        let url = sources.appendingPathComponent("local-\(UUID().uuidString)")
         try text.write(to: url, atomically: true, encoding: .utf8)
         return url
     }
