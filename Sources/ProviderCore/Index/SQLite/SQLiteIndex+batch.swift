@@ -77,14 +77,7 @@ extension SQLiteIndex {
                       _ updates: (Database) throws -> T) throws -> T {
         closeIfRolledBack(db)
         if !db.isInsideTransaction {
-            try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
-            let changesBefore: Int64
-            do {
-                changesBefore = try Self.latestChange(db)
-            } catch {
-                try? db.rollback()
-                throw error
-            }
+            let changesBefore = try Self.beginWriting(db)
             batch.withLockedValue { $0.changesBefore = changesBefore }
             batchOpen.store(true, ordering: .releasing)
         }

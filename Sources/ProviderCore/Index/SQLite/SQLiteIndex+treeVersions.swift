@@ -39,6 +39,19 @@ extension SQLiteIndex {
         return latest
     }
 
+    /// Begins the writer's transaction and returns where its changes will
+    /// start (`latestChange`), for `raiseTreeVersions` at its commit;
+    /// nothing stays begun if that read fails.
+    static func beginWriting(_ db: Database) throws -> Int64 {
+        try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+        do {
+            return try latestChange(db)
+        } catch {
+            try? db.rollback()
+            throw error
+        }
+    }
+
     /// Raises the tree versions of the folders the changes after `sequence`
     /// happened in, and of every folder above them, to the newest change
     /// below each. Folders are walked from the newest change's down, so the

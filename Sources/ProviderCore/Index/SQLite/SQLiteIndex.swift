@@ -379,9 +379,8 @@ final class SQLiteIndex: IndexStore {
                                 _ updates: (Database) throws -> T) throws -> T {
         if let scope { return try joinBatch(db, scope, keepingFolders: keepingFolders, updates) }
         settleBatch(db)
-        try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+        let changesBefore = try Self.beginWriting(db)
         do {
-            let changesBefore = try Self.latestChange(db)
             let result = try updates(db)
             try Self.requireTransaction(db)
             try Self.raiseTreeVersions(db, changesAfter: changesBefore)
